@@ -1,0 +1,112 @@
+/* MCA variables: typed run-time parameters with a value, a default and the source the value came
+ * from (default < system file < user file < environment < command line). */
+#ifndef OPAL_MCA_VAR_H
+#define OPAL_MCA_VAR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opal/mca/mca.h"
+
+typedef enum {
+    OPAL_MCA_VAR_INT,      /* storage: int */
+    OPAL_MCA_VAR_UNSIGNED, /* storage: unsigned int */
+    OPAL_MCA_VAR_SIZE,     /* storage: size_t; accepts k/m/g (and K/M/G, KiB...) suffixes, powers of 1024 */
+    OPAL_MCA_VAR_BOOL,     /* storage: bool; 1/0, true/false, yes/no, on/off, enabled/disabled */
+    OPAL_MCA_VAR_STRING,   /* storage: char *, owned by the variable system (may be NULL) */
+    OPAL_MCA_VAR_ENUM,     /* storage: int; the value is one of a list of named values */
+} opal_mca_var_type_t;
+
+/* Where a variable's current value came from, lowest precedence first. */
+typedef enum {
+    OPAL_MCA_VAR_SOURCE_DEFAULT,
+    OPAL_MCA_VAR_SOURCE_SYSTEM_FILE, /* $(sysconfdir)/herd-mca-params.conf */
+    OPAL_MCA_VAR_SOURCE_USER_FILE,   /* ~/.herd/mca-params.conf */
+    OPAL_MCA_VAR_SOURCE_ENV,         /* HERD_MCA_<name> */
+    OPAL_MCA_VAR_SOURCE_CLI,         /* --mca name value */
+    OPAL_MCA_VAR_SOURCE_SET,         /* set by the program itself (opal_mca_var_set_value) */
+} opal_mca_var_source_t;
+
+/* A named value of an enum variable; arrays end with {NULL, 0}. */
+typedef struct {
+    const char *name;
+    int value;
+} opal_mca_var_enum_value_t;
+
+/* Levels as in Open MPI: 1-3 end users, 4-6 tuners, 7-9 developers. */
+#define OPAL_MCA_VAR_LEVEL_DEFAULT 1
+
+typedef struct opal_mca_var_info {
+    int index;
+    const char *full_name;  /* "fabric_tcp_if_include" */
+    const char *framework;  /* "fabric", or "" for a top-level variable */
+    const char *component;  /* "tcp", "base", or "" */
+    const char *name;       /* "if_include" */
+    const char *help;
+    opal_mca_var_type_t type;
+    int level;
+    const opal_mca_var_enum_value_t *enum_values; /* for OPAL_MCA_VAR_ENUM */
+    opal_mca_var_source_t source;
+    const char *source_detail; /* "file:line", "HERD_MCA_x", "--mca", or NULL */
+    const char *deprecated_by; /* for a synonym: the new name, else NULL */
+} opal_mca_var_info_t;
+
+/* Start the variable system: read the parameter files (sysconfdir then ~/.herd, or the
+ * colon-separated list in env HERD_MCA_param_files) and the HERD_MCA_* environment.
+ * Bad lines in files are reported with file:line. Idempotent (reference counted). */
+OPAL_EXPORT int opal_mca_var_init(void);
+OPAL_EXPORT void opal_mca_var_finalize(void);
+
+/* Record a --mca NAME VALUE from a command line. Takes effect for variables registered before
+ * or after this call. */
+OPAL_EXPORT int opal_mca_var_set_cli(const char *full_name, const char *value);
+
+/* Register a variable of a component (component may be NULL for a top-level variable, e.g.
+ * "component_path"). Full name "<fw>_<comp>_<name>". *storage holds the default on entry and the
+ * resolved value on return. Returns the variable index (>= 0), or a negative status; a bad value
+ * from any source is reported (variable, source, expected type) and HERD_ERR_BAD_PARAM returned.
+ * Registering the same full name twice returns the existing index (storage is then shared). */
+OPAL_EXPORT int opal_mca_var_register(const opal_mca_component_t *component, const char *name,
+                                      const char *help, opal_mca_var_type_t type, void *storage);
+/* The same for framework-level variables: "<fw>_<name>" (name may be "" for "<fw>" itself, or
+ * "base_verbose"). framework may be "" for a top-level variable. */
+OPAL_EXPORT int opal_mca_var_register_framework(const char *framework, const char *name,
+                                                const char *help, opal_mca_var_type_t type,
+                                                void *storage);
+/* An enum variable: values lists the accepted names; *storage holds the default value. */
+OPAL_EXPORT int opal_mca_var_register_enum(const opal_mca_component_t *component, const char *name,
+                                           const char *help,
+                                           const opal_mca_var_enum_value_t *values, int *storage);
+
+/* Attributes set after registration. */
+OPAL_EXPORT int opal_mca_var_set_level(int index, int level);
+/* A synonym (old_full_name) for a renamed variable: setting it sets the variable, with a
+ * deprecation warning naming the new name, once per source. */
+OPAL_EXPORT int opal_mca_var_register_synonym(int index, const char *old_full_name);
+
+/* Set a value from the program (source SET); parsed like any other source. */
+OPAL_EXPORT int opal_mca_var_set_value(int index, const char *value);
+
+/* Look up a variable by full name. */
+OPAL_EXPORT int opal_mca_var_find(const char *full_name);
+OPAL_EXPORT int opal_mca_var_count(void);
+OPAL_EXPORT int opal_mca_var_get_info(int index, opal_mca_var_info_t *info);
+/* The current value and the default, as strings, freshly allocated (caller frees). */
+OPAL_EXPORT int opal_mca_var_value_string(int index, char **value);
+OPAL_EXPORT int opal_mca_var_default_string(int index, char **value);
+OPAL_EXPORT const char *opal_mca_var_type_name(opal_mca_var_type_t type);
+OPAL_EXPORT const char *opal_mca_var_source_name(opal_mca_var_source_t source);
+
+/* Parse text into a typed value the way every source is parsed; for tests and tools.
+ * value must point to storage of the type (char * for strings: allocated). */
+OPAL_EXPORT int opal_mca_var_parse(opal_mca_var_type_t type, const opal_mca_var_enum_value_t *values,
+                                   const char *text, void *value);
+
+/* Warn once about each variable set in the environment or a parameter file (or on the command
+ * line) that no registered variable or synonym knows, suggesting the closest known name. Names
+ * under a framework prefix in skip_prefixes (e.g. frameworks this program never opened) are not
+ * checked. Returns the number of unknown names. */
+OPAL_EXPORT int opal_mca_var_check_unknown(const char *const *skip_prefixes);
+
+#endif /* OPAL_MCA_VAR_H */

@@ -1,0 +1,4 @@
+/* placeholder: being written */
+#include "herd_config.h"
+#include "opal/mca/fabric/fabric.h"
+OPAL_MCA_COMPONENT(opal, fabric, ofi);

@@ -1,0 +1,130 @@
+/* The MCA component and framework types: what a component declares and what a framework base
+ * keeps. Every framework header includes this one. */
+#ifndef OPAL_MCA_H
+#define OPAL_MCA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opal/status.h"
+#include "opal/visibility.h"
+
+/* Bumped whenever opal_mca_component_t changes layout. The loader refuses a component whose
+ * stamp differs. It is the first field of the struct so a loader can read it safely from a
+ * component built against any other version. */
+#ifndef OPAL_MCA_ABI_VERSION
+#define OPAL_MCA_ABI_VERSION 1u
+#endif
+
+#define OPAL_MCA_MAX_NAME_LEN 63
+
+typedef struct opal_mca_component opal_mca_component_t;
+
+struct opal_mca_component {
+    uint32_t mca_abi_version;   /* OPAL_MCA_ABI_VERSION when built */
+    uint32_t interface_version; /* the framework's interface version when built */
+    const char *layer;          /* "opal", "orte" or "ompi" */
+    const char *framework;      /* e.g. "fabric" */
+    const char *name;           /* e.g. "tcp" */
+    const char *version;        /* the component's own version string */
+    /* Register the component's MCA variables; may be NULL. Called once, before open. */
+    int (*register_params)(const opal_mca_component_t *component);
+    /* Prepare the component; HERD_ERR_NOT_AVAILABLE skips it silently. May be NULL. */
+    int (*open)(const opal_mca_component_t *component);
+    /* Release what open and query made. May be NULL. */
+    int (*close)(const opal_mca_component_t *component);
+    /* Offer a module and its priority, or HERD_ERR_NOT_AVAILABLE. Output set only on success. */
+    int (*query)(const opal_mca_component_t *component, void **module, int *priority);
+};
+
+/* Declares a framework's component. The one exported symbol of a component:
+ *   OPAL_MCA_COMPONENT(opal, fabric, tcp, .query = tcp_query, .open = tcp_open);
+ * defines `const opal_mca_component_t opal_fabric_tcp_component`, stamped with the MCA ABI
+ * version and the framework's interface version (OPAL_MCA_<fw>_INTERFACE_VERSION, which the
+ * framework header defines). */
+#define OPAL_MCA_COMPONENT(layer_, fw_, comp_, ...)                                               \
+    OPAL_MODULE_EXPORT extern const opal_mca_component_t layer_##_##fw_##_##comp_##_component;  \
+    OPAL_MODULE_EXPORT const opal_mca_component_t layer_##_##fw_##_##comp_##_component = {      \
+        .mca_abi_version = OPAL_MCA_ABI_VERSION,                                                \
+        .interface_version = OPAL_MCA_##fw_##_INTERFACE_VERSION,                                \
+        .layer = #layer_,                                                                       \
+        .framework = #fw_,                                                                      \
+        .name = #comp_,                                                                         \
+        .version = HERD_COMPONENT_VERSION,                                                      \
+        __VA_ARGS__}
+
+#ifndef HERD_COMPONENT_VERSION
+#define HERD_COMPONENT_VERSION PACKAGE_VERSION
+#endif
+
+/* One found component, as the framework base keeps it. */
+typedef struct opal_mca_component_entry {
+    const opal_mca_component_t *component;
+    bool is_static;        /* from the configure-generated table, not a DSO */
+    char *filename;        /* full path of the DSO, NULL for static */
+    void *dl_handle;       /* libltdl handle, NULL for static */
+    bool opened;           /* open() succeeded */
+    void *module;          /* from query(), when selected */
+    int priority;          /* from query(), when selected */
+} opal_mca_component_entry_t;
+
+typedef struct opal_mca_framework {
+    /* set statically by the framework base */
+    const char *layer;
+    const char *name;
+    const char *description;
+    uint32_t interface_version;
+    bool multi_select; /* keep every available component (ordered) instead of one winner */
+    const opal_mca_component_t *const *static_components; /* NULL-terminated */
+    /* framework-wide variables registered by opal_mca_framework_register() */
+    char *selection;   /* HERD_MCA_<fw>: "a,b" or "^a,b" */
+    int verbose;       /* HERD_MCA_<fw>_base_verbose */
+    int output;        /* output stream for verbose messages */
+    /* state */
+    bool registered;
+    bool opened;
+    opal_mca_component_entry_t *components; /* found components, sorted by name */
+    size_t num_components;
+    opal_mca_component_entry_t **selected; /* selected, highest priority first */
+    size_t num_selected;
+} opal_mca_framework_t;
+
+/* Declares a framework object statically (in the framework's base). */
+#define OPAL_MCA_FRAMEWORK_INIT(layer_, fw_, description_, multi_, static_table_)                \
+    {                                                                                            \
+        .layer = #layer_, .name = #fw_, .description = description_,                            \
+        .interface_version = OPAL_MCA_##fw_##_INTERFACE_VERSION, .multi_select = multi_,         \
+        .static_components = static_table_, .output = -1,                                       \
+    }
+
+/* Initialise the MCA system: variables, the component loader, the search path. Idempotent,
+ * reference counted with opal_mca_finalize(). */
+OPAL_EXPORT int opal_mca_init(void);
+OPAL_EXPORT void opal_mca_finalize(void);
+
+/* Register the framework's own variables (selection, verbose) and every found component's.
+ * Finds components (static table + DSOs on the search path) on first use. */
+OPAL_EXPORT int opal_mca_framework_register(opal_mca_framework_t *fw);
+/* Register (if needed), then open the components allowed by the selection variable. */
+OPAL_EXPORT int opal_mca_framework_open(opal_mca_framework_t *fw);
+/* Query every opened component; keep the winner or the ordered list. HERD_ERR_NOT_FOUND when
+ * no component is available (reported by the caller, who knows what it needed). */
+OPAL_EXPORT int opal_mca_framework_select(opal_mca_framework_t *fw);
+/* Close every component, unload DSOs, forget the selection. */
+OPAL_EXPORT void opal_mca_framework_close(opal_mca_framework_t *fw);
+
+/* The selected module of a single-select framework, or NULL. */
+OPAL_EXPORT void *opal_mca_framework_module(const opal_mca_framework_t *fw);
+
+/* Parse a selection string ("a,b", "^a,b", "" or NULL) against the known component names.
+ * On success *exclude tells which form it was and *names is a NULL-terminated argv (NULL for no
+ * selection). Mixing include and exclude, or naming an unknown component, is an error that names
+ * the variable's source and lists the available components. */
+OPAL_EXPORT int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selection,
+                                         bool *exclude, char ***names);
+
+/* Search path for DSO components (colon-separated), from HERD_MCA_component_path and pkglibdir. */
+OPAL_EXPORT const char *opal_mca_component_path(void);
+
+#endif /* OPAL_MCA_H */
