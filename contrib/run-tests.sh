@@ -1,0 +1,107 @@
+#!/bin/sh
+# Run herd's whole test suite from a clean clone: install what is missing, build (DSO and
+# static-component builds), unit and integration tests, valgrind, install/uninstall,
+# distcheck, fuzz smoke runs. Ends with one line "N passed, N failed" and a non-zero exit if
+# anything failed. Logs go to _test-logs/.
+# Usage: contrib/run-tests.sh [--quick]   (--quick: skip valgrind, distcheck and fuzzing)
+set -u
+cd "$(dirname "$0")/.."
+. contrib/build-lib.sh
+TOP=$(pwd)
+LOGS=$TOP/_test-logs
+QUICK=no
+[ "${1:-}" = "--quick" ] && QUICK=yes
+rm -rf "$LOGS"; mkdir -p "$LOGS"
+stages_passed=0
+stages_failed=0
+tests_passed=0
+tests_failed=0
+started=$(date +%s)
+
+# stage NAME COMMAND...: run a step, log it, count it.
+stage() {
+    name=$1; shift
+    t0=$(date +%s)
+    log=$LOGS/$(echo "$name" | tr ' /' '__').log
+    if "$@" >"$log" 2>&1; then
+        stages_passed=$((stages_passed + 1)); result=ok
+    else
+        stages_failed=$((stages_failed + 1)); result=FAILED
+        echo "---- $name failed; last lines of $log:"; tail -n 40 "$log"; echo "----"
+    fi
+    printf '==> %-45s %s (%ss)\n' "$name" "$result" "$(( $(date +%s) - t0 ))"
+}
+
+# Add up automake's test-suite.log counts of a build folder, and show the per-program lines.
+count_tests() {
+    for f in "$1"/test/unit/test-suite.log "$1"/test/integration/test-suite.log; do
+        [ -f "$f" ] || continue
+        p=$(sed -n 's/^# PASS: *//p' "$f"); fl=$(sed -n 's/^# FAIL: *//p' "$f")
+        e=$(sed -n 's/^# ERROR: *//p' "$f"); xp=$(sed -n 's/^# XPASS: *//p' "$f")
+        tests_passed=$((tests_passed + ${p:-0}))
+        tests_failed=$((tests_failed + ${fl:-0} + ${e:-0} + ${xp:-0}))
+    done
+    # the CMocka and integration summaries of each program
+    cat "$1"/test/unit/*/*.log "$1"/test/integration/*.log 2>/dev/null |
+        grep -E '^\[  (PASSED|FAILED)  \]|^[0-9]+ passed, [0-9]+ failed' | sort | uniq -c |
+        sed 's/^/    /' > "$LOGS/summary-$(basename "$1").txt"
+}
+
+make_check() { make -C "$1" check -j"$(nproc)"; }
+
+# Unit tests again under valgrind: no invalid access, no definite leak.
+valgrind_check() {
+    make -C "$1/test/unit" check \
+        LOG_COMPILER="$TOP/$1/libtool" \
+        AM_LOG_FLAGS="--mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$TOP/test/valgrind.supp"
+}
+
+# herd-info must say the same in the DSO and the static build, but for how each is built.
+compare_static() {
+    strip() { grep -v -E ':(build|file):|^path:' ; }
+    "$TOP/_build/orte/tools/herd-info/herd-info" --parsable --all | strip > "$LOGS/info-dso.txt" &&
+    "$TOP/_build-static/orte/tools/herd-info/herd-info" --parsable --all | strip > "$LOGS/info-static.txt" &&
+    diff -u "$LOGS/info-dso.txt" "$LOGS/info-static.txt" &&
+    ! "$TOP/_build-static/orte/tools/herd-info/herd-info" --parsable | grep -q ':build:dso$'
+}
+
+# Install into a scratch prefix, run the installed herd-info (components from pkglibdir, no
+# build-tree paths), uninstall, and check only empty folders remain.
+install_check() {
+    prefix=$(mktemp -d /tmp/herd-install-XXXXXX)
+    ( cd _build-install && "$TOP/configure" --prefix="$prefix" >/dev/null ) &&
+    make -C _build-install -j"$(nproc)" install >/dev/null &&
+    env -u HERD_MCA_component_path -u HERD_HELP_PATH "$prefix/bin/herd-info" --parsable > "$LOGS/installed-info.txt" &&
+    grep -q "^mca:fabric:tcp:file:$prefix/lib/herd/herd_fabric_tcp.so$" "$LOGS/installed-info.txt" &&
+    env -u HERD_MCA_component_path -u HERD_HELP_PATH "$prefix/bin/herd-info" --param fabric nope 2>&1 | grep -q "Known: base" &&
+    make -C _build-install uninstall >/dev/null &&
+    left=$(find "$prefix" -type f) && { [ -z "$left" ] || { echo "left after uninstall: $left"; false; }; }
+    status=$?
+    rm -rf "$prefix"
+    return $status
+}
+
+distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1"; }
+
+stage "install Debian packages" herd_install_deps || true
+stage "build (DSO components)" herd_build _build
+stage "make check (DSO build)" make_check _build
+count_tests _build
+stage "build (static components)" herd_build _build-static --enable-static-components
+stage "make check (static build)" make_check _build-static
+count_tests _build-static
+stage "herd-info same in DSO and static builds" compare_static
+mkdir -p _build-install
+stage "make install / uninstall" install_check
+if [ "$QUICK" = no ]; then
+    stage "valgrind unit tests (DSO build)" valgrind_check _build
+    stage "make distcheck" distcheck ""
+    stage "make distcheck (static components)" distcheck "--enable-static-components"
+    stage "fuzz smoke: serialization buffers" sh test/fuzz/run.sh 20
+fi
+
+echo
+for f in "$LOGS"/summary-*.txt; do echo "$(basename "$f" .txt):"; cat "$f"; done
+echo "tests: $tests_passed passed, $tests_failed failed; stages: $stages_passed passed, $stages_failed failed ($(( $(date +%s) - started ))s)"
+echo "$((tests_passed + stages_passed)) passed, $((tests_failed + stages_failed)) failed"
+[ $((tests_failed + stages_failed)) -eq 0 ]

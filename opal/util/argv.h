@@ -23,7 +23,8 @@ OPAL_EXPORT char **opal_argv_copy(char *const *argv);
 /* Split at delimiter; empty fields are dropped ("a,,b" -> {"a","b"}); "" gives an empty vector
  * (non-NULL, count 0). NULL on allocation failure. */
 OPAL_EXPORT char **opal_argv_split(const char *text, char delimiter);
-/* Like opal_argv_split but keeps empty fields ("a,,b" -> {"a","","b"}). */
+/* Like opal_argv_split but keeps empty fields ("a,,b" -> {"a","","b"}, "a," -> {"a",""});
+ * "" still gives an empty vector. */
 OPAL_EXPORT char **opal_argv_split_with_empty(const char *text, char delimiter);
 /* Join with delimiter; "" for an empty or NULL vector; NULL on allocation failure. */
 OPAL_EXPORT char *opal_argv_join(char *const *argv, char delimiter);

@@ -1,2 +1,92 @@
 #!/bin/sh
-exit 77
+# herd-info as a user runs it: components and their build, variables with their sources,
+# selection, the fabric inventory, and clear errors for bad input.
+. "$(dirname "$0")/lib.sh"
+
+herd_info
+expect_rc "herd-info runs" 0
+expect_out "lists the package" "Package: herd"
+for c in tcp ofi ucx; do
+    expect_out "fabric $c is listed as a DSO" "MCA fabric: $c \(v[0-9.]+, (DSO .*herd_fabric_$c|static)"
+done
+
+herd_info --all
+expect_rc "herd-info --all runs" 0
+expect_out "--all shows the selection variable" 'variable "fabric" = ""'
+expect_out "--all shows a component variable with type and source" 'variable "fabric_tcp_if_include"'
+expect_out "--all shows where values come from" 'source default'
+expect_out "--all shows the core's component path" 'variable "component_path"'
+
+herd_info --parsable --all
+expect_rc "--parsable runs" 0
+expect_out "parsable component build" '^mca:fabric:tcp:build:(dso|static)$'
+expect_out "parsable variable source" '^mca:fabric:tcp:param:fabric_tcp_if_include:source:default$'
+expect_out "parsable variable type" '^mca:fabric:base:param:fabric_base_verbose:type:int$'
+
+# Sources: environment, command line, parameter file, precedence among them.
+HERD_MCA_fabric_base_verbose=3 herd_info --parsable --param fabric base
+expect_out "env value shown" '^mca:fabric:base:param:fabric_base_verbose:value:3$'
+expect_out "env source shown" 'fabric_base_verbose:source:environment:HERD_MCA_fabric_base_verbose$'
+HERD_MCA_fabric_base_verbose=3 herd_info --parsable --param fabric base --mca fabric_base_verbose 4
+expect_out "--mca beats the environment" '^mca:fabric:base:param:fabric_base_verbose:value:4$'
+expect_out "--mca source shown" 'fabric_base_verbose:source:command line'
+printf '# a comment\n\nfabric_base_verbose = 2\n' > "$WORK/params.conf"
+HERD_MCA_param_files=$WORK/params.conf herd_info --parsable --param fabric base
+expect_out "param file value" '^mca:fabric:base:param:fabric_base_verbose:value:2$'
+expect_out "param file source is file:line" "fabric_base_verbose:source:.*file:$WORK/params.conf:3\$"
+HERD_MCA_param_files=$WORK/params.conf HERD_MCA_fabric_base_verbose=5 herd_info --parsable --param fabric base
+expect_out "environment beats the param file" '^mca:fabric:base:param:fabric_base_verbose:value:5$'
+
+# Bad values and names.
+HERD_MCA_fabric_base_verbose=abc herd_info
+expect_fail "a non-integer for an int variable fails"
+expect_err "the error names the variable" "fabric_base_verbose"
+expect_err "the error names the source" "HERD_MCA_fabric_base_verbose"
+expect_err "the error names the bad value" "abc"
+printf 'fabric_base_verbose\n' > "$WORK/bad.conf"
+HERD_MCA_param_files=$WORK/bad.conf herd_info
+expect_err "a param-file line without = is reported with file:line" "$WORK/bad.conf:1"
+HERD_MCA_fabric_tcp_if_inclde=lo herd_info
+expect_rc "an unknown variable is a warning, not an error" 0
+expect_err "the warning suggests the closest name" "fabric_tcp_if_include"
+
+# Selection.
+HERD_MCA_fabric=ucx,^tcp herd_info --fabric
+expect_fail "mixing include and exclude fails"
+expect_err "the error lists the available components" "ofi, tcp, ucx"
+HERD_MCA_fabric=tcp,infiniband herd_info --fabric
+expect_fail "an unknown component in the selection fails"
+expect_err "the error names the unknown component" '"infiniband"'
+
+HERD_MCA_fabric=^ucx herd_info --fabric
+expect_rc "herd-info --fabric without ucx runs" 0
+expect_out "tcp finds lo" "lo"
+expect_out "tcp finds 127.0.0.1" "127\.0\.0\.1/8"
+expect_no_out "ucx is left out" "ucx"
+herd_info --fabric --parsable
+expect_rc "herd-info --fabric --parsable runs" 0
+expect_out "parsable fabric device" '^fabric:tcp:device:lo:kind:interface$'
+
+# --param names and other bad input.
+herd_info --param fabric nosuch
+expect_fail "--param with an unknown component fails"
+expect_err "the error lists the known components" "base,ofi,tcp,ucx"
+herd_info --param nosuchfw all
+expect_fail "--param with an unknown framework fails"
+expect_err "the error lists the frameworks" "mca,fabric"
+herd_info --level 12
+expect_fail "--level out of range fails"
+herd_info --bogus
+expect_fail "an unknown option fails"
+expect_err "the error names the option" "bogus"
+herd_info --param fabric
+expect_fail "--param with one argument fails"
+
+# A component built for another MCA ABI version is refused, with the reason.
+HERD_MCA_component_path=$HERD_BUILDDIR/test/integration/oldabi:$HERD_MCA_component_path herd_info
+expect_rc "herd-info runs beside a refused component" 0
+expect_err "the refused file is named" "herd_fabric_oldabi"
+expect_err "the refusal gives both ABI versions" "MCA ABI version 0, but this herd uses version 1"
+expect_no_out "the refused component is not listed" "oldabi"
+
+finish

@@ -1,1 +1,237 @@
-/* placeholder: being written */
+/* Finding components: the configure-generated static table of a framework, then DSOs named
+ * herd_<fw>_<comp> on the search path, each checked before it is trusted. */
+#include "herd_config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_internal.h"
+#include "opal/mca/base/mca_dl.h"
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+static const char *help_file = "help-mca-base.txt";
+
+typedef struct {
+    const char *prefix; /* "herd_<fw>_" */
+    char **paths;       /* DSO candidates found in one folder, in order */
+} find_state_t;
+
+static bool valid_component_name(const char *name)
+{
+    size_t len = strlen(name);
+    if (0 == len || len > OPAL_MCA_MAX_NAME_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < len; ++i) {
+        if (!islower((unsigned char) name[i]) && !isdigit((unsigned char) name[i]) &&
+            '_' != name[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static opal_mca_component_entry_t *find_entry(opal_mca_framework_t *fw, const char *name)
+{
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        if (0 == strcmp(fw->components[i].component->name, name)) {
+            return &fw->components[i];
+        }
+    }
+    return NULL;
+}
+
+static int add_entry(opal_mca_framework_t *fw, const opal_mca_component_t *component,
+                     char *filename, void *dl_handle)
+{
+    opal_mca_component_entry_t *grown =
+        realloc(fw->components, (fw->num_components + 1) * sizeof(*grown));
+    if (NULL == grown) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    fw->components = grown;
+    grown[fw->num_components++] = (opal_mca_component_entry_t){
+        .component = component,
+        .is_static = (NULL == dl_handle),
+        .filename = filename,
+        .dl_handle = dl_handle,
+    };
+    return HERD_SUCCESS;
+}
+
+/* Whether a component struct belongs to this framework (why not goes to why). Checks the
+ * ABI stamp first: it is the only field whose position every version agrees on. */
+static int check_component(const opal_mca_framework_t *fw, const opal_mca_component_t *c,
+                           const char *expected_name, char *why, size_t why_len)
+{
+    if (OPAL_MCA_ABI_VERSION != c->mca_abi_version) {
+        snprintf(why, why_len,
+                 "it was built for MCA ABI version %u, but this herd uses version %u; rebuild "
+                 "the component against this herd",
+                 c->mca_abi_version, OPAL_MCA_ABI_VERSION);
+        return HERD_ERR_VERSION_MISMATCH;
+    }
+    if (NULL == c->framework || 0 != strcmp(c->framework, fw->name)) {
+        snprintf(why, why_len, "it says it belongs to framework '%s', not '%s'",
+                 NULL != c->framework ? c->framework : "(none)", fw->name);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (fw->interface_version != c->interface_version) {
+        snprintf(why, why_len,
+                 "it was built for %s interface version %u, but this herd's %s framework has "
+                 "version %u; rebuild the component against this herd",
+                 fw->name, c->interface_version, fw->name, fw->interface_version);
+        return HERD_ERR_VERSION_MISMATCH;
+    }
+    if (NULL == c->name || 0 != strcmp(c->name, expected_name)) {
+        snprintf(why, why_len, "its file name says component '%s' but it calls itself '%s'",
+                 expected_name, NULL != c->name ? c->name : "(none)");
+        return HERD_ERR_BAD_PARAM;
+    }
+    return HERD_SUCCESS;
+}
+
+static void report_refused(const opal_mca_framework_t *fw, const char *path, const char *why)
+{
+    if (opal_mca_show_load_errors()) {
+        opal_show_help(help_file, "component-refused", true, fw->name, path, why);
+    } else {
+        opal_output_verbose(10, fw->output, "refused %s: %s", path, why);
+    }
+}
+
+static int collect_path(const char *path, void *data)
+{
+    find_state_t *state = data;
+    const char *base = strrchr(path, '/');
+    base = (NULL != base) ? base + 1 : path;
+    if (0 == strncmp(base, state->prefix, strlen(state->prefix))) {
+        opal_argv_append(&state->paths, path);
+    }
+    return 0;
+}
+
+/* Load one DSO candidate (path without extension) and add it if it passes every check. */
+static int load_dso(opal_mca_framework_t *fw, const char *path, const char *prefix)
+{
+    char why[512];
+    char *error = NULL;
+    void *handle = NULL;
+    void *address = NULL;
+    char *filename = NULL;
+    const char *base = strrchr(path, '/');
+    const char *name = ((NULL != base) ? base + 1 : path) + strlen(prefix);
+    int rc;
+
+    if (!valid_component_name(name)) {
+        opal_output_verbose(10, fw->output, "ignoring %s: not a valid component name", path);
+        return HERD_SUCCESS;
+    }
+    opal_mca_component_entry_t *existing = find_entry(fw, name);
+    if (NULL != existing) {
+        /* First found wins: the static copy, else the earlier folder on the search path. */
+        opal_output_verbose(10, fw->output, "ignoring %s: component %s already found in %s", path,
+                            name, existing->is_static ? "the library" : existing->filename);
+        return HERD_SUCCESS;
+    }
+    rc = opal_mca_dl_open(path, &handle, &filename, &error);
+    if (HERD_SUCCESS != rc) {
+        snprintf(why, sizeof(why), "the dynamic loader said: %s", error);
+        report_refused(fw, path, why);
+        free(error);
+        return HERD_SUCCESS;
+    }
+    char symbol[3 * OPAL_MCA_MAX_NAME_LEN + 16];
+    snprintf(symbol, sizeof(symbol), "%s_%s_%s_component", fw->layer, fw->name, name);
+    rc = opal_mca_dl_sym(handle, symbol, &address, &error);
+    if (HERD_SUCCESS != rc) {
+        snprintf(why, sizeof(why),
+                 "it does not define the symbol %s (is it a herd component of framework %s?); "
+                 "the dynamic loader said: %s",
+                 symbol, fw->name, error);
+        free(error);
+        goto err_refused;
+    }
+    rc = check_component(fw, address, name, why, sizeof(why));
+    if (HERD_SUCCESS != rc) {
+        goto err_refused;
+    }
+    if (HERD_SUCCESS != add_entry(fw, address, filename, handle)) {
+        free(filename);
+        opal_mca_dl_close(handle);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    opal_output_verbose(10, fw->output, "found component %s in %s", name, filename);
+    return HERD_SUCCESS;
+
+err_refused:
+    report_refused(fw, filename, why);
+    free(filename);
+    opal_mca_dl_close(handle);
+    return HERD_SUCCESS;
+}
+
+static int compare_entries(const void *a, const void *b)
+{
+    const opal_mca_component_entry_t *ea = a, *eb = b;
+    return strcmp(ea->component->name, eb->component->name);
+}
+
+int opal_mca_components_find(opal_mca_framework_t *fw)
+{
+    char why[512];
+    int rc = HERD_SUCCESS;
+
+    for (size_t i = 0; NULL != fw->static_components && NULL != fw->static_components[i]; ++i) {
+        const opal_mca_component_t *c = fw->static_components[i];
+        if (HERD_SUCCESS != check_component(fw, c, c->name, why, sizeof(why))) {
+            report_refused(fw, c->name, why);
+            continue;
+        }
+        rc = add_entry(fw, c, NULL, NULL);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+        opal_output_verbose(10, fw->output, "found static component %s", c->name);
+    }
+
+    char prefix[OPAL_MCA_MAX_NAME_LEN + 8];
+    snprintf(prefix, sizeof(prefix), "herd_%s_", fw->name);
+    char **folders = opal_argv_split(opal_mca_component_path(), ':');
+    if (NULL == folders) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t f = 0; NULL != folders[f] && HERD_SUCCESS == rc; ++f) {
+        find_state_t state = {.prefix = prefix, .paths = NULL};
+        opal_mca_dl_foreach(folders[f], collect_path, &state);
+        for (size_t p = 0; NULL != state.paths && NULL != state.paths[p]; ++p) {
+            rc = load_dso(fw, state.paths[p], prefix);
+            if (HERD_SUCCESS != rc) {
+                break;
+            }
+        }
+        opal_argv_free(state.paths);
+    }
+    opal_argv_free(folders);
+    if (fw->num_components > 1) {
+        qsort(fw->components, fw->num_components, sizeof(*fw->components), compare_entries);
+    }
+    return rc;
+}
+
+void opal_mca_components_release(opal_mca_framework_t *fw)
+{
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        if (NULL != fw->components[i].dl_handle) {
+            opal_mca_dl_close(fw->components[i].dl_handle);
+        }
+        free(fw->components[i].filename);
+    }
+    free(fw->components);
+    fw->components = NULL;
+    fw->num_components = 0;
+}

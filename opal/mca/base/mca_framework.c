@@ -1,1 +1,400 @@
-/* placeholder: being written */
+/* Framework life cycle: register variables, find and open components, select by priority
+ * (one winner or an ordered list), close. Selection lives here, never in components. */
+#include "herd_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_internal.h"
+#include "opal/mca/base/mca_var.h"
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+static const char *help_file = "help-mca-base.txt";
+
+/* The MCA core's own state: reference count and the core variables. */
+static struct {
+    int refcount;
+    char *user_path;       /* component_path */
+    bool show_load_errors; /* mca_base_component_show_load_errors */
+    char *search_path;     /* user_path + pkglibdir */
+} mca_core;
+
+int opal_mca_init(void)
+{
+    int rc;
+    if (mca_core.refcount++ > 0) {
+        return HERD_SUCCESS;
+    }
+    rc = opal_mca_var_init();
+    if (HERD_SUCCESS != rc) {
+        goto err_var;
+    }
+    mca_core.user_path = NULL;
+    rc = opal_mca_var_register_framework(
+        "", "component_path",
+        "Colon-separated folders searched for DSO components (herd_<fw>_<comp>.so) before the "
+        "installed component folder",
+        OPAL_MCA_VAR_STRING, &mca_core.user_path);
+    if (rc < 0) {
+        goto err_register;
+    }
+    mca_core.show_load_errors = true;
+    rc = opal_mca_var_register_framework(
+        "mca_base", "component_show_load_errors",
+        "Report component files that cannot be loaded or do not match this herd (wrong ABI or "
+        "interface version, wrong symbol)",
+        OPAL_MCA_VAR_BOOL, &mca_core.show_load_errors);
+    if (rc < 0) {
+        goto err_register;
+    }
+    return HERD_SUCCESS;
+
+err_register:
+    opal_mca_var_finalize();
+err_var:
+    mca_core.refcount = 0;
+    return rc < 0 ? rc : HERD_ERROR;
+}
+
+void opal_mca_finalize(void)
+{
+    if (mca_core.refcount <= 0 || --mca_core.refcount > 0) {
+        return;
+    }
+    free(mca_core.search_path);
+    mca_core.search_path = NULL;
+    opal_mca_var_finalize(); /* frees the string variables' values */
+    mca_core.user_path = NULL;
+    opal_output_finalize();
+}
+
+const char *opal_mca_component_path(void)
+{
+    /* Built on each call: component_path may change after init (--mca on a command line). */
+    const char *user = (mca_core.refcount > 0) ? mca_core.user_path : NULL;
+    size_t len = (NULL != user ? strlen(user) : 0) + strlen(HERD_PKGLIBDIR) + 2;
+    char *path = malloc(len);
+    if (NULL == path) {
+        return HERD_PKGLIBDIR;
+    }
+    if (NULL != user && '\0' != user[0]) {
+        snprintf(path, len, "%s:%s", user, HERD_PKGLIBDIR);
+    } else {
+        snprintf(path, len, "%s", HERD_PKGLIBDIR);
+    }
+    free(mca_core.search_path);
+    mca_core.search_path = path;
+    return path;
+}
+
+bool opal_mca_show_load_errors(void)
+{
+    return mca_core.show_load_errors;
+}
+
+/* Names of the found components joined with ", ", for messages. */
+static char *component_names(const opal_mca_framework_t *fw)
+{
+    char **names = NULL;
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        opal_argv_append(&names, fw->components[i].component->name);
+    }
+    char *joined = NULL != names ? opal_argv_join(names, ',') : strdup("(none)");
+    opal_argv_free(names);
+    if (NULL != joined) {
+        /* "a,b" reads better as "a, b" in a sentence */
+        size_t commas = 0;
+        for (char *p = joined; '\0' != *p; ++p) {
+            commas += (',' == *p);
+        }
+        char *spaced = malloc(strlen(joined) + commas + 1);
+        if (NULL != spaced) {
+            char *out = spaced;
+            for (char *p = joined; '\0' != *p; ++p) {
+                *out++ = *p;
+                if (',' == *p) {
+                    *out++ = ' ';
+                }
+            }
+            *out = '\0';
+        }
+        free(joined);
+        joined = spaced;
+    }
+    return joined;
+}
+
+/* Where the selection variable's value came from, for messages: "HERD_MCA_fabric", a
+ * file:line, "--mca". */
+static const char *selection_source(const opal_mca_framework_t *fw)
+{
+    opal_mca_var_info_t info;
+    int index = opal_mca_var_find(fw->name);
+    if (index >= 0 && HERD_SUCCESS == opal_mca_var_get_info(index, &info) &&
+        NULL != info.source_detail) {
+        return info.source_detail;
+    }
+    return fw->name;
+}
+
+int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selection,
+                             bool *exclude, char ***names)
+{
+    char **list = NULL;
+    bool is_exclude = false;
+    int rc = HERD_SUCCESS;
+
+    if (NULL == selection || '\0' == selection[0]) {
+        *exclude = false;
+        *names = NULL;
+        return HERD_SUCCESS;
+    }
+    list = opal_argv_split(selection, ',');
+    if (NULL == list) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    size_t count = opal_argv_count(list);
+    for (size_t i = 0; i < count; ++i) {
+        char *name = list[i];
+        bool negated = ('^' == name[0]);
+        /* "^a,b" excludes both a and b; a '^' on a later name as well is harmless. */
+        if (0 == i) {
+            is_exclude = negated;
+        } else if (negated && !is_exclude) {
+            char *available = component_names(fw);
+            opal_show_help(help_file, "selection-mixed", true, selection, fw->name,
+                           selection_source(fw), fw->name, available ? available : "");
+            free(available);
+            rc = HERD_ERR_BAD_PARAM;
+            goto out;
+        }
+        if (negated) {
+            memmove(name, name + 1, strlen(name));
+        }
+        bool known = false;
+        for (size_t c = 0; c < fw->num_components; ++c) {
+            known = known || 0 == strcmp(fw->components[c].component->name, name);
+        }
+        if (!known) {
+            char *available = component_names(fw);
+            opal_show_help(help_file, "selection-unknown", true, fw->name, name,
+                           selection_source(fw), selection, available ? available : "");
+            free(available);
+            rc = HERD_ERR_NOT_FOUND;
+            goto out;
+        }
+    }
+    if (0 == count) {
+        opal_argv_free(list);
+        list = NULL;
+    }
+    *exclude = is_exclude;
+    *names = list;
+    return HERD_SUCCESS;
+
+out:
+    opal_argv_free(list);
+    return rc;
+}
+
+int opal_mca_framework_register(opal_mca_framework_t *fw)
+{
+    int rc;
+    char help[256];
+
+    if (fw->registered) {
+        return HERD_SUCCESS;
+    }
+    rc = opal_mca_init();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    fw->selection = NULL;
+    snprintf(help, sizeof(help),
+             "Which %s components to use: a comma-separated list (a,b) keeps only those, a list "
+             "starting with ^ (^a,b) excludes those",
+             fw->name);
+    rc = opal_mca_var_register_framework(fw->name, "", help, OPAL_MCA_VAR_STRING, &fw->selection);
+    if (rc < 0) {
+        goto err_init;
+    }
+    fw->verbose = 0;
+    snprintf(help, sizeof(help),
+             "Verbosity of the %s framework: 0 quiet, 10 component discovery and selection, "
+             "higher for more detail",
+             fw->name);
+    rc = opal_mca_var_register_framework(fw->name, "base_verbose", help, OPAL_MCA_VAR_INT,
+                                         &fw->verbose);
+    if (rc < 0) {
+        goto err_init;
+    }
+    fw->output = opal_output_open(fw->name, fw->verbose);
+    rc = opal_mca_components_find(fw);
+    if (HERD_SUCCESS != rc) {
+        goto err_output;
+    }
+    /* Every found component registers its variables, also those the selection leaves out,
+     * so herd-info shows them and a setting for them is not reported as unknown. */
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        const opal_mca_component_t *c = fw->components[i].component;
+        if (NULL != c->register_params) {
+            rc = c->register_params(c);
+            if (HERD_SUCCESS != rc) {
+                goto err_components;
+            }
+        }
+    }
+    fw->registered = true;
+    return HERD_SUCCESS;
+
+err_components:
+    opal_mca_components_release(fw);
+err_output:
+    opal_output_close(fw->output);
+    fw->output = -1;
+err_init:
+    opal_mca_finalize();
+    return rc < 0 ? rc : HERD_ERROR;
+}
+
+int opal_mca_framework_open(opal_mca_framework_t *fw)
+{
+    bool exclude = false;
+    char **names = NULL;
+    int rc;
+
+    if (fw->opened) {
+        return HERD_SUCCESS;
+    }
+    rc = opal_mca_framework_register(fw);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = opal_mca_parse_selection(fw, fw->selection, &exclude, &names);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        opal_mca_component_entry_t *entry = &fw->components[i];
+        const opal_mca_component_t *c = entry->component;
+        bool listed = (NULL != names && opal_argv_find(names, c->name) >= 0);
+        if (NULL != names && listed == exclude) {
+            opal_output_verbose(10, fw->output, "component %s left out by %s=%s", c->name,
+                                selection_source(fw), fw->selection);
+            continue;
+        }
+        int crc = (NULL != c->open) ? c->open(c) : HERD_SUCCESS;
+        if (HERD_SUCCESS == crc) {
+            entry->opened = true;
+            opal_output_verbose(10, fw->output, "opened component %s", c->name);
+        } else if (HERD_ERR_NOT_AVAILABLE == crc) {
+            opal_output_verbose(10, fw->output, "component %s is not available here", c->name);
+        } else {
+            opal_show_help(help_file, "component-open-failed", true, fw->name, c->name,
+                           opal_strerror(crc));
+        }
+    }
+    opal_argv_free(names);
+    fw->opened = true;
+    return HERD_SUCCESS;
+}
+
+static int compare_selected(const void *a, const void *b)
+{
+    const opal_mca_component_entry_t *ea = *(opal_mca_component_entry_t *const *) a;
+    const opal_mca_component_entry_t *eb = *(opal_mca_component_entry_t *const *) b;
+    if (ea->priority != eb->priority) {
+        return ea->priority > eb->priority ? -1 : 1;
+    }
+    /* ties: by name, so every process (and every daemon) picks the same one */
+    return strcmp(ea->component->name, eb->component->name);
+}
+
+static void close_entry(opal_mca_component_entry_t *entry)
+{
+    if (entry->opened && NULL != entry->component->close) {
+        entry->component->close(entry->component);
+    }
+    entry->opened = false;
+    entry->module = NULL;
+}
+
+int opal_mca_framework_select(opal_mca_framework_t *fw)
+{
+    int rc = opal_mca_framework_open(fw);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    free(fw->selected);
+    fw->selected = calloc(fw->num_components + 1, sizeof(*fw->selected));
+    fw->num_selected = 0;
+    if (NULL == fw->selected) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        opal_mca_component_entry_t *entry = &fw->components[i];
+        const opal_mca_component_t *c = entry->component;
+        void *module = NULL;
+        int priority = 0;
+        if (!entry->opened) {
+            continue;
+        }
+        int qrc = (NULL != c->query) ? c->query(c, &module, &priority) : HERD_ERR_NOT_AVAILABLE;
+        if (HERD_SUCCESS != qrc) {
+            if (HERD_ERR_NOT_AVAILABLE != qrc) {
+                opal_show_help(help_file, "component-query-failed", true, fw->name, c->name,
+                               opal_strerror(qrc));
+            }
+            opal_output_verbose(10, fw->output, "component %s declined (%s)", c->name,
+                                opal_strerror(qrc));
+            close_entry(entry);
+            continue;
+        }
+        entry->module = module;
+        entry->priority = priority;
+        fw->selected[fw->num_selected++] = entry;
+        opal_output_verbose(10, fw->output, "component %s offers priority %d", c->name, priority);
+    }
+    qsort(fw->selected, fw->num_selected, sizeof(*fw->selected), compare_selected);
+    if (!fw->multi_select && fw->num_selected > 1) {
+        for (size_t i = 1; i < fw->num_selected; ++i) {
+            opal_output_verbose(10, fw->output, "component %s not selected (priority %d)",
+                                fw->selected[i]->component->name, fw->selected[i]->priority);
+            close_entry(fw->selected[i]);
+            fw->selected[i] = NULL;
+        }
+        fw->num_selected = 1;
+    }
+    for (size_t i = 0; i < fw->num_selected; ++i) {
+        opal_output_verbose(10, fw->output, "selected component %s (priority %d)",
+                            fw->selected[i]->component->name, fw->selected[i]->priority);
+    }
+    return 0 == fw->num_selected ? HERD_ERR_NOT_FOUND : HERD_SUCCESS;
+}
+
+void *opal_mca_framework_module(const opal_mca_framework_t *fw)
+{
+    return fw->num_selected > 0 ? fw->selected[0]->module : NULL;
+}
+
+void opal_mca_framework_close(opal_mca_framework_t *fw)
+{
+    if (!fw->registered) {
+        return;
+    }
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        close_entry(&fw->components[i]);
+    }
+    free(fw->selected);
+    fw->selected = NULL;
+    fw->num_selected = 0;
+    opal_mca_components_release(fw);
+    opal_output_close(fw->output);
+    fw->output = -1;
+    fw->opened = false;
+    fw->registered = false;
+    opal_mca_finalize();
+}

@@ -58,6 +58,11 @@ typedef struct opal_mca_var_info {
 OPAL_EXPORT int opal_mca_var_init(void);
 OPAL_EXPORT void opal_mca_var_finalize(void);
 
+/* Read path instead of $(sysconfdir)/herd-mca-params.conf at the next opal_mca_var_init() (NULL
+ * restores the compiled-in path); for tests and relocated installations. Cleared by the last
+ * opal_mca_var_finalize(). */
+OPAL_EXPORT int opal_mca_var_set_system_file(const char *path);
+
 /* Record a --mca NAME VALUE from a command line. Takes effect for variables registered before
  * or after this call. */
 OPAL_EXPORT int opal_mca_var_set_cli(const char *full_name, const char *value);
@@ -78,6 +83,10 @@ OPAL_EXPORT int opal_mca_var_register_framework(const char *framework, const cha
 OPAL_EXPORT int opal_mca_var_register_enum(const opal_mca_component_t *component, const char *name,
                                            const char *help,
                                            const opal_mca_var_enum_value_t *values, int *storage);
+
+/* Stop writing to the storage this component registered (string storage is set to NULL); the
+ * variables stay known. Call before unloading a component's DSO: its storage goes with it. */
+OPAL_EXPORT void opal_mca_var_release_component(const opal_mca_component_t *component);
 
 /* Attributes set after registration. */
 OPAL_EXPORT int opal_mca_var_set_level(int index, int level);

@@ -1,1 +1,333 @@
-int main(void) { return 77; } /* placeholder: being written */
+/* The MCA loader and selection: static and DSO components together, priorities and ties,
+ * include/exclude lists, and refusal of files that are not right for this herd. */
+#include "herd_config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/mca/mca.h"
+#include "stub_framework.h"
+
+/* Static components linked into this program: alpha (also built as a DSO, which must lose to
+ * this copy) and delta (declines by default: negative priority). */
+extern const opal_mca_component_t opal_stub_alpha_component;
+extern const opal_mca_component_t opal_stub_delta_component;
+static const opal_mca_component_t *const stub_static_components[] = {
+    &opal_stub_alpha_component,
+    &opal_stub_delta_component,
+    NULL,
+};
+
+static opal_mca_framework_t stub_framework =
+    OPAL_MCA_FRAMEWORK_INIT(opal, stub, "test stubs", false, stub_static_components);
+
+static char stderr_path[256];
+static int saved_stderr = -1;
+
+/* Send stderr to a file for the duration of a call, to check the messages users would see. */
+static void capture_stderr(void)
+{
+    snprintf(stderr_path, sizeof(stderr_path), "/tmp/herd-test-loader-%d.err", (int) getpid());
+    fflush(stderr);
+    saved_stderr = dup(STDERR_FILENO);
+    FILE *f = freopen(stderr_path, "w", stderr);
+    assert_non_null(f);
+}
+
+/* Stop capturing; returns what was written (caller frees). */
+static char *captured_stderr(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    saved_stderr = -1;
+    FILE *f = fopen(stderr_path, "r");
+    assert_non_null(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(stderr_path);
+    return strdup(buf);
+}
+
+static int setup(void **state)
+{
+    setenv("HERD_MCA_component_path", HERD_TEST_BUILDDIR "/mca/stubs", 1);
+    unsetenv("HERD_MCA_stub");
+    unsetenv("HERD_MCA_stub_beta_priority");
+    unsetenv("HERD_MCA_stub_delta_priority");
+    setenv("HERD_MCA_mca_base_component_show_load_errors", "1", 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    opal_mca_framework_close(&stub_framework);
+    return 0;
+}
+
+static bool has_component(const char *name, bool *is_static)
+{
+    for (size_t i = 0; i < stub_framework.num_components; ++i) {
+        if (0 == strcmp(stub_framework.components[i].component->name, name)) {
+            *is_static = stub_framework.components[i].is_static;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_find_static_and_dso(void **state)
+{
+    bool is_static = false;
+    capture_stderr();
+    int rc = opal_mca_framework_register(&stub_framework);
+    char *err = captured_stderr();
+    assert_int_equal(HERD_SUCCESS, rc);
+    /* alpha, beta, gamma, delta; badabi, badiface, wrongsym, wrongname refused */
+    assert_int_equal(4, stub_framework.num_components);
+    assert_true(has_component("alpha", &is_static));
+    assert_true(is_static); /* the static copy wins over herd_stub_alpha.la */
+    assert_true(has_component("beta", &is_static));
+    assert_false(is_static);
+    assert_true(has_component("gamma", &is_static));
+    assert_true(has_component("delta", &is_static));
+    assert_false(has_component("badabi", &is_static));
+    assert_false(has_component("other", &is_static));
+    /* sorted by name */
+    assert_string_equal("alpha", stub_framework.components[0].component->name);
+    assert_string_equal("gamma", stub_framework.components[3].component->name);
+    /* the DSO's real file is reported */
+    for (size_t i = 0; i < stub_framework.num_components; ++i) {
+        if (!stub_framework.components[i].is_static) {
+            assert_non_null(strstr(stub_framework.components[i].filename, "herd_stub_"));
+        }
+    }
+    free(err);
+}
+
+static void test_refusals_are_explained(void **state)
+{
+    capture_stderr();
+    int rc = opal_mca_framework_register(&stub_framework);
+    char *err = captured_stderr();
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_non_null(strstr(err, "herd_stub_badabi"));
+    assert_non_null(strstr(err, "MCA ABI version 999, but this herd uses version 1"));
+    assert_non_null(strstr(err, "herd_stub_badiface"));
+    assert_non_null(strstr(err, "stub interface version 7"));
+    assert_non_null(strstr(err, "does not define the symbol opal_stub_wrongsym_component"));
+    assert_non_null(strstr(err, "calls itself 'other'"));
+    free(err);
+}
+
+static void test_refusals_can_be_silenced(void **state)
+{
+    setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_register(&stub_framework);
+    char *err = captured_stderr();
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_null(strstr(err, "badabi"));
+    free(err);
+}
+
+static void test_corrupt_and_missing_files(void **state)
+{
+    char dir[] = "/tmp/herd-test-stubs-XXXXXX";
+    char file[300], path[700];
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/herd_stub_corrupt.so", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("this is not a shared object\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "/nonexistent/herd:%s:%s/mca/stubs", dir, HERD_TEST_BUILDDIR);
+    setenv("HERD_MCA_component_path", path, 1);
+    capture_stderr();
+    int rc = opal_mca_framework_register(&stub_framework);
+    char *err = captured_stderr();
+    unlink(file);
+    rmdir(dir);
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_int_equal(4, stub_framework.num_components);
+    assert_non_null(strstr(err, "herd_stub_corrupt"));
+    assert_non_null(strstr(err, "the dynamic loader said:"));
+    free(err);
+}
+
+static const char *winner(void)
+{
+    stub_module_t *module = opal_mca_framework_module(&stub_framework);
+    return NULL != module ? module->name : NULL;
+}
+
+static void test_select_priority_and_tie(void **state)
+{
+    capture_stderr();
+    int rc = opal_mca_framework_select(&stub_framework);
+    free(captured_stderr());
+    assert_int_equal(HERD_SUCCESS, rc);
+    /* beta and gamma both offer 20: the tie goes to the first name, on every run */
+    assert_string_equal("beta", winner());
+    assert_int_equal(1, stub_framework.num_selected);
+}
+
+static void test_select_priority_from_variable(void **state)
+{
+    setenv("HERD_MCA_stub_gamma_priority", "50", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_select(&stub_framework);
+    free(captured_stderr());
+    unsetenv("HERD_MCA_stub_gamma_priority");
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_string_equal("gamma", winner());
+}
+
+static void test_multi_select_order(void **state)
+{
+    stub_framework.multi_select = true;
+    setenv("HERD_MCA_stub_delta_priority", "7", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_select(&stub_framework);
+    free(captured_stderr());
+    stub_framework.multi_select = false;
+    unsetenv("HERD_MCA_stub_delta_priority");
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_int_equal(4, stub_framework.num_selected);
+    const char *expected[] = {"beta", "gamma", "delta", "alpha"}; /* 20, 20, 7, 5 */
+    for (size_t i = 0; i < 4; ++i) {
+        assert_string_equal(expected[i], stub_framework.selected[i]->component->name);
+    }
+}
+
+static void test_include_list(void **state)
+{
+    setenv("HERD_MCA_stub", "alpha,delta", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_select(&stub_framework);
+    free(captured_stderr());
+    assert_int_equal(HERD_SUCCESS, rc);
+    /* delta declines (negative priority), so alpha is all that is left */
+    assert_string_equal("alpha", winner());
+    stub_module_t *module = opal_mca_framework_module(&stub_framework);
+    assert_true(module->from_static);
+}
+
+static void test_exclude_list(void **state)
+{
+    setenv("HERD_MCA_stub", "^beta", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_select(&stub_framework);
+    free(captured_stderr());
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_string_equal("gamma", winner());
+}
+
+static void test_exclude_everything_available(void **state)
+{
+    setenv("HERD_MCA_stub", "^alpha,beta,gamma", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_select(&stub_framework);
+    free(captured_stderr());
+    assert_int_equal(HERD_ERR_NOT_FOUND, rc); /* delta declines: nothing to select */
+    assert_null(winner());
+}
+
+static void test_mixed_list_is_an_error(void **state)
+{
+    setenv("HERD_MCA_stub", "alpha,^beta", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_open(&stub_framework);
+    char *err = captured_stderr();
+    assert_int_equal(HERD_ERR_BAD_PARAM, rc);
+    assert_non_null(strstr(err, "alpha,^beta"));
+    assert_non_null(strstr(err, "HERD_MCA_stub"));
+    assert_non_null(strstr(err, "alpha, beta, delta, gamma"));
+    free(err);
+}
+
+static void test_unknown_name_is_an_error(void **state)
+{
+    setenv("HERD_MCA_stub", "alpha,betta", 1);
+    capture_stderr();
+    int rc = opal_mca_framework_open(&stub_framework);
+    char *err = captured_stderr();
+    assert_int_equal(HERD_ERR_NOT_FOUND, rc);
+    assert_non_null(strstr(err, "\"betta\""));
+    assert_non_null(strstr(err, "alpha, beta, delta, gamma"));
+    free(err);
+}
+
+static void test_parse_selection(void **state)
+{
+    bool exclude = true;
+    char **names = (char **) 1;
+    capture_stderr();
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_register(&stub_framework));
+    free(captured_stderr());
+    assert_int_equal(HERD_SUCCESS, opal_mca_parse_selection(&stub_framework, "", &exclude, &names));
+    assert_false(exclude);
+    assert_null(names);
+    assert_int_equal(HERD_SUCCESS,
+                     opal_mca_parse_selection(&stub_framework, "^gamma,beta", &exclude, &names));
+    assert_true(exclude);
+    assert_string_equal("gamma", names[0]);
+    assert_string_equal("beta", names[1]);
+    assert_null(names[2]);
+    for (size_t i = 0; NULL != names[i]; ++i) {
+        free(names[i]);
+    }
+    free(names);
+    /* "^a,^b" is still one exclude list */
+    assert_int_equal(HERD_SUCCESS,
+                     opal_mca_parse_selection(&stub_framework, "^gamma,^beta", &exclude, &names));
+    assert_true(exclude);
+    for (size_t i = 0; NULL != names[i]; ++i) {
+        free(names[i]);
+    }
+    free(names);
+}
+
+static void test_close_and_reopen(void **state)
+{
+    capture_stderr();
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
+    opal_mca_framework_close(&stub_framework);
+    assert_int_equal(0, stub_framework.num_components);
+    assert_null(stub_framework.selected);
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
+    free(captured_stderr());
+    assert_string_equal("beta", winner());
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_find_static_and_dso, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals_are_explained, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals_can_be_silenced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_and_missing_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_select_priority_and_tie, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_select_priority_from_variable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_multi_select_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_include_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exclude_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exclude_everything_available, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mixed_list_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_name_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parse_selection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_and_reopen, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

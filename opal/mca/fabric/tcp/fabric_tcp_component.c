@@ -1,4 +1,571 @@
-/* placeholder: being written */
+/* fabric tcp: the node's network interfaces with their addresses, flags, MTU and index, from
+ * getifaddrs(), optionally narrowed by fabric_tcp_if_include / fabric_tcp_if_exclude. */
 #include "herd_config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <netpacket/packet.h>
+#endif
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/mca/fabric/base/base.h"
 #include "opal/mca/fabric/fabric.h"
-OPAL_MCA_COMPONENT(opal, fabric, tcp);
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+#define FABRIC_TCP_HELP_FILE "help-fabric-tcp.txt"
+
+/* One entry of an include or exclude list: an interface name, or a subnet that matches every
+ * interface holding an address inside it. */
+typedef struct {
+    char *name; /* NULL for a subnet */
+    int family; /* AF_INET or AF_INET6, for a subnet */
+    uint8_t address[16];
+    unsigned prefix;
+} fabric_tcp_filter_t;
+
+typedef struct {
+    int priority;
+    char *if_include; /* variable storage, owned by the variable system */
+    char *if_exclude;
+    int if_include_index;
+    int if_exclude_index;
+    fabric_tcp_filter_t *filters; /* the list that is set, parsed by open() */
+    size_t num_filters;
+    bool filters_exclude;
+    opal_fabric_record_t *record; /* what query() found; discover() hands out copies */
+} fabric_tcp_state_t;
+
+static fabric_tcp_state_t fabric_tcp_state = {
+    .priority = 10,
+    .if_include_index = -1,
+    .if_exclude_index = -1,
+};
+
+static int fabric_tcp_discover(opal_fabric_record_t **record);
+
+static const opal_fabric_module_t fabric_tcp_module = {
+    .discover = fabric_tcp_discover,
+};
+
+static int fabric_tcp_register(const opal_mca_component_t *component)
+{
+    int index;
+
+    index = opal_mca_var_register(component, "priority",
+                                  "Priority of the tcp fabric component: records are listed "
+                                  "highest priority first",
+                                  OPAL_MCA_VAR_INT, &fabric_tcp_state.priority);
+    if (index < 0) {
+        return index;
+    }
+    index = opal_mca_var_register(component, "if_include",
+                                  "Comma-separated interfaces to report, by name (eth0) or "
+                                  "subnet (10.0.0.0/8, fd00::/64); all others are left out. "
+                                  "Cannot be combined with fabric_tcp_if_exclude",
+                                  OPAL_MCA_VAR_STRING, &fabric_tcp_state.if_include);
+    if (index < 0) {
+        return index;
+    }
+    fabric_tcp_state.if_include_index = index;
+    index = opal_mca_var_register(component, "if_exclude",
+                                  "Comma-separated interfaces to leave out, by name (docker0) or "
+                                  "subnet (172.17.0.0/16). Cannot be combined with "
+                                  "fabric_tcp_if_include",
+                                  OPAL_MCA_VAR_STRING, &fabric_tcp_state.if_exclude);
+    if (index < 0) {
+        return index;
+    }
+    fabric_tcp_state.if_exclude_index = index;
+    return HERD_SUCCESS;
+}
+
+static void fabric_tcp_free_filters(void)
+{
+    for (size_t i = 0; i < fabric_tcp_state.num_filters; i++) {
+        free(fabric_tcp_state.filters[i].name);
+    }
+    free(fabric_tcp_state.filters);
+    fabric_tcp_state.filters = NULL;
+    fabric_tcp_state.num_filters = 0;
+    fabric_tcp_state.filters_exclude = false;
+}
+
+/* "eth0", "10.0.0.0/8", "10.1.2.3" (a single host) or "fd00::/64". */
+static int fabric_tcp_parse_filter(const char *text, fabric_tcp_filter_t *filter)
+{
+    char address[INET6_ADDRSTRLEN];
+    const char *slash = strchr(text, '/');
+    size_t length = NULL != slash ? (size_t)(slash - text) : strlen(text);
+    unsigned max_prefix = 0;
+
+    memset(filter, 0, sizeof(*filter));
+    if (length < sizeof(address)) {
+        memcpy(address, text, length);
+        address[length] = '\0';
+        if (1 == inet_pton(AF_INET, address, filter->address)) {
+            filter->family = AF_INET;
+            max_prefix = 32;
+        } else if (1 == inet_pton(AF_INET6, address, filter->address)) {
+            filter->family = AF_INET6;
+            max_prefix = 128;
+        }
+    }
+    if (0 == filter->family) {
+        /* not an address, so an interface name, which cannot hold a slash */
+        if (NULL != slash || length >= IFNAMSIZ || 0 == length) {
+            return HERD_ERR_BAD_PARAM;
+        }
+        filter->name = strdup(text);
+        return NULL != filter->name ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
+    }
+    filter->prefix = max_prefix;
+    if (NULL != slash) {
+        char *end = NULL;
+        unsigned long prefix;
+
+        if (slash[1] < '0' || slash[1] > '9') {
+            return HERD_ERR_BAD_PARAM;
+        }
+        errno = 0;
+        prefix = strtoul(slash + 1, &end, 10);
+        if (0 != errno || '\0' != *end || prefix > max_prefix) {
+            return HERD_ERR_BAD_PARAM;
+        }
+        filter->prefix = (unsigned) prefix;
+    }
+    return HERD_SUCCESS;
+}
+
+/* Removes blanks around a list entry in place, so "lo, eth0" works as users expect. */
+static char *fabric_tcp_trim(char *text)
+{
+    char *end;
+
+    while (' ' == *text || '\t' == *text) {
+        text++;
+    }
+    end = text + strlen(text);
+    while (end > text && (' ' == end[-1] || '\t' == end[-1])) {
+        *--end = '\0';
+    }
+    return text;
+}
+
+static int fabric_tcp_parse_filters(const char *variable, const char *value, bool exclude)
+{
+    char **entries = opal_argv_split(value, ',');
+    size_t count;
+    int rc = HERD_SUCCESS;
+
+    if (NULL == entries) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    count = opal_argv_count(entries);
+    fabric_tcp_state.filters = calloc(count > 0 ? count : 1, sizeof(fabric_tcp_filter_t));
+    if (NULL == fabric_tcp_state.filters) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    fabric_tcp_state.filters_exclude = exclude;
+    for (size_t i = 0; i < count; i++) {
+        char *entry = fabric_tcp_trim(entries[i]);
+
+        if ('\0' == entry[0]) {
+            continue;
+        }
+        rc = fabric_tcp_parse_filter(entry, &fabric_tcp_state.filters[fabric_tcp_state.num_filters]);
+        if (HERD_ERR_BAD_PARAM == rc) {
+            opal_show_help(FABRIC_TCP_HELP_FILE, "bad-interface-entry", true, entry, variable,
+                           variable, value);
+        }
+        if (HERD_SUCCESS != rc) {
+            goto out;
+        }
+        fabric_tcp_state.num_filters++;
+    }
+
+out:
+    opal_argv_free(entries);
+    if (HERD_SUCCESS != rc) {
+        fabric_tcp_free_filters();
+    }
+    return rc;
+}
+
+static int fabric_tcp_open(const opal_mca_component_t *component)
+{
+    const char *include = fabric_tcp_state.if_include;
+    const char *exclude = fabric_tcp_state.if_exclude;
+    int rc;
+
+    rc = opal_fabric_base_check_include_exclude(fabric_tcp_state.if_include_index,
+                                                fabric_tcp_state.if_exclude_index);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    fabric_tcp_free_filters();
+    if (NULL != include && '\0' != include[0]) {
+        return fabric_tcp_parse_filters("fabric_tcp_if_include", include, false);
+    }
+    if (NULL != exclude && '\0' != exclude[0]) {
+        return fabric_tcp_parse_filters("fabric_tcp_if_exclude", exclude, true);
+    }
+    return HERD_SUCCESS;
+}
+
+/* Whether the first prefix bits of a and b are equal. */
+static bool fabric_tcp_prefix_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
+{
+    unsigned bytes = prefix / 8;
+    unsigned bits = prefix % 8;
+
+    if (0 != memcmp(a, b, bytes)) {
+        return false;
+    }
+    if (0 == bits) {
+        return true;
+    }
+    uint8_t mask = (uint8_t)(0xffu << (8 - bits));
+    return (a[bytes] & mask) == (b[bytes] & mask);
+}
+
+/* The raw bytes of an IPv4 or IPv6 address, copied out of the sockaddr (no aliasing casts). */
+static bool fabric_tcp_address_bytes(const struct sockaddr *sa, uint8_t bytes[16], int *family)
+{
+    if (NULL == sa) {
+        return false;
+    }
+    if (AF_INET == sa->sa_family) {
+        struct sockaddr_in in;
+
+        memcpy(&in, sa, sizeof(in));
+        memcpy(bytes, &in.sin_addr, 4);
+        *family = AF_INET;
+        return true;
+    }
+    if (AF_INET6 == sa->sa_family) {
+        struct sockaddr_in6 in6;
+
+        memcpy(&in6, sa, sizeof(in6));
+        memcpy(bytes, &in6.sin6_addr, 16);
+        *family = AF_INET6;
+        return true;
+    }
+    return false;
+}
+
+static bool fabric_tcp_filter_matches(const fabric_tcp_filter_t *filter,
+                                      const struct ifaddrs *list, const char *name)
+{
+    if (NULL != filter->name) {
+        return 0 == strcmp(filter->name, name);
+    }
+    for (const struct ifaddrs *ifa = list; NULL != ifa; ifa = ifa->ifa_next) {
+        uint8_t bytes[16];
+        int family;
+
+        if (NULL != ifa->ifa_name && 0 == strcmp(ifa->ifa_name, name)
+            && fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family)
+            && family == filter->family
+            && fabric_tcp_prefix_equal(bytes, filter->address, filter->prefix)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool fabric_tcp_interface_selected(const struct ifaddrs *list, const char *name)
+{
+    bool matches = false;
+
+    if (0 == fabric_tcp_state.num_filters) {
+        return true;
+    }
+    for (size_t i = 0; i < fabric_tcp_state.num_filters && !matches; i++) {
+        matches = fabric_tcp_filter_matches(&fabric_tcp_state.filters[i], list, name);
+    }
+    return fabric_tcp_state.filters_exclude ? !matches : matches;
+}
+
+/* getifaddrs() lists an interface once per address family; report it at its first entry. */
+static bool fabric_tcp_seen_before(const struct ifaddrs *list, const struct ifaddrs *entry)
+{
+    for (const struct ifaddrs *ifa = list; ifa != entry; ifa = ifa->ifa_next) {
+        if (NULL != ifa->ifa_name && 0 == strcmp(ifa->ifa_name, entry->ifa_name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "192.168.1.5/24" or "fe80::1/64". */
+static bool fabric_tcp_format_address(const struct ifaddrs *ifa, char *text, size_t size)
+{
+    char host[INET6_ADDRSTRLEN];
+    uint8_t bytes[16];
+    uint8_t mask[16];
+    int family;
+    int mask_family;
+    unsigned prefix = 0;
+    size_t length;
+
+    if (!fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family)
+        || NULL == inet_ntop(family, bytes, host, sizeof(host))) {
+        return false;
+    }
+    length = AF_INET == family ? 4 : 16;
+    if (NULL != ifa->ifa_netmask && fabric_tcp_address_bytes(ifa->ifa_netmask, mask, &mask_family)
+        && mask_family == family) {
+        for (size_t i = 0; i < length; i++) {
+            prefix += (unsigned) __builtin_popcount(mask[i]);
+        }
+    } else {
+        prefix = (unsigned) length * 8;
+    }
+    snprintf(text, size, "%s/%u", host, prefix);
+    return true;
+}
+
+static void fabric_tcp_format_flags(unsigned int flags, char *text, size_t size)
+{
+    static const struct {
+        unsigned int bit;
+        const char *name;
+    } names[] = {
+        {IFF_UP, "up"},
+        {IFF_RUNNING, "running"},
+        {IFF_LOOPBACK, "loopback"},
+        {IFF_BROADCAST, "broadcast"},
+        {IFF_POINTOPOINT, "pointopoint"},
+        {IFF_MULTICAST, "multicast"},
+        {IFF_NOARP, "noarp"},
+        {IFF_PROMISC, "promisc"},
+    };
+    size_t used = 0;
+
+    text[0] = '\0';
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (0 != (flags & names[i].bit)) {
+            int n = snprintf(text + used, size - used, "%s%s", 0 == used ? "" : ",", names[i].name);
+
+            if (n < 0 || (size_t) n >= size - used) {
+                break;
+            }
+            used += (size_t) n;
+        }
+    }
+    if (0 == used) {
+        snprintf(text, size, "none");
+    }
+}
+
+static bool fabric_tcp_mtu(int sock, const char *name, unsigned *mtu)
+{
+    char path[64 + IFNAMSIZ];
+    FILE *file;
+    bool found;
+
+#if defined(SIOCGIFMTU)
+    struct ifreq request;
+
+    if (sock >= 0 && strlen(name) < sizeof(request.ifr_name)) {
+        memset(&request, 0, sizeof(request));
+        memcpy(request.ifr_name, name, strlen(name) + 1);
+        if (0 == ioctl(sock, SIOCGIFMTU, &request) && request.ifr_mtu > 0) {
+            *mtu = (unsigned) request.ifr_mtu;
+            return true;
+        }
+    }
+#endif
+    /* the ioctl needs a socket, which a restricted sandbox may refuse; sysfs does not */
+    snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", name);
+    file = fopen(path, "r");
+    if (NULL == file) {
+        return false;
+    }
+    found = 1 == fscanf(file, "%u", mtu);
+    fclose(file);
+    return found;
+}
+
+#if defined(AF_PACKET)
+/* The link-layer address, when the interface has a real one (loopback's is all zeros). */
+static bool fabric_tcp_format_hwaddr(const struct ifaddrs *ifa, char *text, size_t size)
+{
+    struct sockaddr_ll link;
+    bool nonzero = false;
+    size_t used = 0;
+
+    if (NULL == ifa->ifa_addr || AF_PACKET != ifa->ifa_addr->sa_family) {
+        return false;
+    }
+    memcpy(&link, ifa->ifa_addr, sizeof(link));
+    if (0 == link.sll_halen || link.sll_halen > sizeof(link.sll_addr) || size < 3u * 8u) {
+        return false;
+    }
+    for (unsigned i = 0; i < link.sll_halen; i++) {
+        nonzero = nonzero || 0 != link.sll_addr[i];
+        used += (size_t) snprintf(text + used, size - used, "%s%02x", 0 == i ? "" : ":",
+                                  link.sll_addr[i]);
+    }
+    return nonzero;
+}
+#endif
+
+/* first is the interface's first getifaddrs() entry; its later entries follow in the list. */
+static int fabric_tcp_add_interface(opal_fabric_record_t *record, const struct ifaddrs *first,
+                                    int sock)
+{
+    const char *name = first->ifa_name;
+    opal_fabric_device_t *device;
+    char text[128];
+    unsigned index;
+    unsigned mtu;
+    int rc = HERD_SUCCESS;
+
+    device = opal_fabric_record_add_device(record, name, "interface");
+    if (NULL == device) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    index = if_nametoindex(name);
+    if (0 != index) {
+        snprintf(text, sizeof(text), "%u", index);
+        rc = opal_fabric_device_add_attr(device, "index", text);
+    }
+    if (HERD_SUCCESS == rc) {
+        fabric_tcp_format_flags(first->ifa_flags, text, sizeof(text));
+        rc = opal_fabric_device_add_attr(device, "flags", text);
+    }
+    if (HERD_SUCCESS == rc && fabric_tcp_mtu(sock, name, &mtu)) {
+        snprintf(text, sizeof(text), "%u", mtu);
+        rc = opal_fabric_device_add_attr(device, "mtu", text);
+    }
+    for (const struct ifaddrs *ifa = first; HERD_SUCCESS == rc && NULL != ifa; ifa = ifa->ifa_next) {
+        if (NULL == ifa->ifa_name || 0 != strcmp(ifa->ifa_name, name)) {
+            continue;
+        }
+#if defined(AF_PACKET)
+        if (fabric_tcp_format_hwaddr(ifa, text, sizeof(text))) {
+            rc = opal_fabric_device_add_attr(device, "hwaddr", text);
+            continue;
+        }
+#endif
+        if (fabric_tcp_format_address(ifa, text, sizeof(text))) {
+            rc = opal_fabric_device_add_attr(device, "addr", text);
+        }
+    }
+    return rc;
+}
+
+static int fabric_tcp_build_record(opal_fabric_record_t **result)
+{
+    opal_fabric_record_t *record;
+    struct ifaddrs *list = NULL;
+    int sock;
+    int rc = HERD_SUCCESS;
+
+    if (0 != getifaddrs(&list)) {
+        opal_output_verbose(5, opal_fabric_base_framework.output,
+                            "fabric tcp: getifaddrs() failed: %s", strerror(errno));
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+    record = opal_fabric_record_new("tcp");
+    if (NULL == record) {
+        freeifaddrs(list);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    for (const struct ifaddrs *ifa = list; NULL != ifa; ifa = ifa->ifa_next) {
+        if (NULL == ifa->ifa_name || fabric_tcp_seen_before(list, ifa)) {
+            continue;
+        }
+        if (!fabric_tcp_interface_selected(list, ifa->ifa_name)) {
+            opal_output_verbose(10, opal_fabric_base_framework.output,
+                                "fabric tcp: interface %s left out by fabric_tcp_if_%s",
+                                ifa->ifa_name,
+                                fabric_tcp_state.filters_exclude ? "exclude" : "include");
+            continue;
+        }
+        rc = fabric_tcp_add_interface(record, ifa, sock);
+        if (HERD_SUCCESS != rc) {
+            break;
+        }
+    }
+    if (sock >= 0) {
+        close(sock);
+    }
+    freeifaddrs(list);
+    if (HERD_SUCCESS != rc) {
+        opal_fabric_record_free(record);
+        return rc;
+    }
+    *result = record;
+    return HERD_SUCCESS;
+}
+
+static int fabric_tcp_query(const opal_mca_component_t *component, void **module, int *priority)
+{
+    opal_fabric_record_t *record = NULL;
+    int rc;
+
+    rc = fabric_tcp_build_record(&record);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 == record->num_devices) {
+        if (0 != fabric_tcp_state.num_filters && !fabric_tcp_state.filters_exclude) {
+            char host[256];
+
+            if (0 != gethostname(host, sizeof(host))) {
+                snprintf(host, sizeof(host), "(unknown host)");
+            }
+            host[sizeof(host) - 1] = '\0';
+            opal_show_help(FABRIC_TCP_HELP_FILE, "include-matches-nothing", true, host,
+                           fabric_tcp_state.if_include);
+        } else {
+            opal_output_verbose(5, opal_fabric_base_framework.output,
+                                "fabric tcp: no network interface to report");
+        }
+        opal_fabric_record_free(record);
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+    opal_fabric_record_free(fabric_tcp_state.record);
+    fabric_tcp_state.record = record;
+    *module = (void *) &fabric_tcp_module;
+    *priority = fabric_tcp_state.priority;
+    return HERD_SUCCESS;
+}
+
+static int fabric_tcp_discover(opal_fabric_record_t **record)
+{
+    if (NULL == fabric_tcp_state.record) {
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+    return opal_fabric_record_copy(fabric_tcp_state.record, record);
+}
+
+static int fabric_tcp_close(const opal_mca_component_t *component)
+{
+    fabric_tcp_free_filters();
+    opal_fabric_record_free(fabric_tcp_state.record);
+    fabric_tcp_state.record = NULL;
+    return HERD_SUCCESS;
+}
+
+OPAL_MCA_COMPONENT(opal, fabric, tcp, .register_params = fabric_tcp_register,
+                   .open = fabric_tcp_open, .query = fabric_tcp_query,
+                   .close = fabric_tcp_close);

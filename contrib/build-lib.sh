@@ -1,0 +1,49 @@
+# Shared by contrib/setup-debian.sh and contrib/run-tests.sh: install the Debian packages herd
+# needs when they are missing, and build herd in a folder. Source it; it defines functions only.
+
+# Build, test and benchmark dependencies (Debian 12 package names).
+HERD_DEBIAN_PACKAGES="gcc make autoconf automake libtool libtool-bin libltdl-dev pkg-config
+    libhwloc-dev hwloc libevent-dev libfabric-dev libucx-dev libpmix-dev libcmocka-dev
+    valgrind clang libclang-rt-14-dev iproute2 procps"
+
+herd_log() { printf '==> %s\n' "$*"; }
+
+# Install whatever of HERD_DEBIAN_PACKAGES is missing (apt-get update first), as root or sudo.
+herd_install_deps() {
+    missing=""
+    for p in $HERD_DEBIAN_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    [ -z "$missing" ] && { herd_log "Debian packages: all present"; return 0; }
+    herd_log "installing Debian packages:$missing"
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+        echo "herd: these Debian packages are missing and I am not root:$missing" >&2
+        echo "herd: install them (apt-get install$missing) and run me again" >&2
+        return 1
+    fi
+    $sudo apt-get update -q >/dev/null || { echo "herd: apt-get update failed" >&2; return 1; }
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $missing >/dev/null ||
+        { echo "herd: apt-get install$missing failed" >&2; return 1; }
+}
+
+# herd_build DIR [configure options...]: autogen when needed, configure into DIR (again when
+# the options changed), make. Warnings are errors here, so a warning cannot slip in.
+herd_build() {
+    dir=$1; shift
+    top=$(pwd)
+    if [ ! -x configure ] || [ -n "$(find . -path ./_build\* -prune -o -name configure.m4 -newer configure -print 2>/dev/null | head -1)" ]; then
+        herd_log "autogen.sh"
+        ./autogen.sh >/dev/null || return 1
+    fi
+    mkdir -p "$dir"
+    opts="--enable-werror $*"
+    if [ ! -f "$dir/Makefile" ] || [ "$(cat "$dir/.herd-configure-options" 2>/dev/null)" != "$opts" ]; then
+        herd_log "configure $opts (in $dir)"
+        (cd "$dir" && "$top/configure" $opts >configure.out 2>&1) ||
+            { tail -n 30 "$dir/configure.out" >&2; return 1; }
+        echo "$opts" > "$dir/.herd-configure-options"
+    fi
+    herd_log "make (in $dir)"
+    make -C "$dir" -j"$(nproc)" >"$dir/make.out" 2>&1 || { grep -E -B2 -A8 'error|Error' "$dir/make.out" | tail -n 60 >&2; return 1; }
+}
