@@ -168,6 +168,9 @@ static size_t split_fields(const char *text, char delimiter, bool keep_empty, ch
     for (start = text;; start = end + 1) {
         /* With delimiter '\0', strchr finds the terminator: the whole text is one field. */
         end = strchr(start, delimiter);
+        if (NULL == end) {
+            end = start + strlen(start);
+        }
         if (end > start || keep_empty) {
             if (NULL != fields) {
                 fields[num_fields] = strndup(start, (size_t) (end - start));

@@ -232,7 +232,9 @@ static int take_option(const opal_cmd_line_t *cmd, const option_token_t *found, 
         have = 1;
     }
     while (have < needed) {
-        if (*index + 1 >= argc || NULL == argv[*index + 1] || !can_be_value(cmd, argv[*index + 1])) {
+        const char *next = (*index + 1 < argc) ? argv[*index + 1] : NULL;
+
+        if (NULL == next || !can_be_value(cmd, next)) {
             report_missing_args(cmd, found);
             opal_argv_free(args);
             return HERD_ERR_BAD_PARAM;

@@ -118,7 +118,9 @@ static int read_section(FILE *file, const char *topic, char **text)
         const char *name;
         size_t name_length;
 
-        while (line_length > 0 && ('\n' == line[line_length - 1] || '\r' == line[line_length - 1])) {
+        /* Also drop the '\r' of files written on Windows. */
+        while (line_length > 0 &&
+               ('\n' == line[line_length - 1] || '\r' == line[line_length - 1])) {
             line[--line_length] = '\0';
         }
         if ('#' == line[0]) {
@@ -332,7 +334,7 @@ int opal_show_vhelp(const char *filename, const char *topic, bool want_error_hea
     return rc;
 }
 
-int opal_show_help(const char *filename, const char *topic, bool want_error_header, ...)
+int opal_show_help(const char *filename, const char *topic, int want_error_header, ...)
 {
     va_list ap;
     int rc;
@@ -343,7 +345,7 @@ int opal_show_help(const char *filename, const char *topic, bool want_error_head
     return rc;
 }
 
-char *opal_show_help_string(const char *filename, const char *topic, bool want_error_header, ...)
+char *opal_show_help_string(const char *filename, const char *topic, int want_error_header, ...)
 {
     char *message = NULL;
     va_list ap;
