@@ -87,6 +87,6 @@ HERD_MCA_component_path=$HERD_BUILDDIR/test/integration/oldabi:$HERD_MCA_compone
 expect_rc "herd-info runs beside a refused component" 0
 expect_err "the refused file is named" "herd_fabric_oldabi"
 expect_err "the refusal gives both ABI versions" "MCA ABI version 0, but this herd uses version 1"
-expect_no_out "the refused component is not listed" "oldabi"
+expect_no_out "the refused component is not listed" "MCA fabric: oldabi"
 
 finish

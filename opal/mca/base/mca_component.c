@@ -9,6 +9,7 @@
 
 #include "opal/mca/base/mca_base_internal.h"
 #include "opal/mca/base/mca_dl.h"
+#include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
@@ -227,6 +228,8 @@ void opal_mca_components_release(opal_mca_framework_t *fw)
 {
     for (size_t i = 0; i < fw->num_components; ++i) {
         if (NULL != fw->components[i].dl_handle) {
+            /* its variables' storage is about to be unmapped */
+            opal_mca_var_release_component(fw->components[i].component);
             opal_mca_dl_close(fw->components[i].dl_handle);
         }
         free(fw->components[i].filename);

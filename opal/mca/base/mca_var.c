@@ -86,7 +86,7 @@ static struct {
     size_t num_settings;
     size_t max_settings;
     char **unknown_warned; /* names already reported by opal_mca_var_check_unknown() */
-    int bad_file_lines;
+    int bad_file_lines; /* skipped lines of parameter files: reported, not fatal */
     char *system_file; /* replaces the compiled-in path; see opal_mca_var_set_system_file() */
 } mca_var_registry;
 
@@ -654,9 +654,9 @@ static void mca_var_warn_deprecated(int index)
         }
         synonym->deprecation_warned = true;
         opal_show_help(MCA_VAR_HELP_FILE, "deprecated-name", true, synonym->full_name,
+                       mca_var_registry.vars[index].full_name,
                        mca_var_source_names[setting->source],
                        NULL == setting->detail ? "" : setting->detail,
-                       mca_var_registry.vars[index].full_name,
                        mca_var_registry.vars[index].full_name);
     }
 }
@@ -689,7 +689,7 @@ static int mca_var_resolve(int index)
                     break;
                 }
                 if (HERD_ERR_BAD_PARAM != rc) {
-                    return rc;
+                    goto err_forget_pending;
                 }
                 setting->bad_pending = true;
                 found_bad = true;
@@ -704,7 +704,8 @@ static int mca_var_resolve(int index)
             if (OPAL_MCA_VAR_STRING == var->type) {
                 free(parsed.s);
             }
-            return HERD_ERR_OUT_OF_RESOURCE;
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+            goto err_forget_pending;
         }
         free(var->source_detail);
         var->source_detail = detail;
@@ -713,7 +714,8 @@ static int mca_var_resolve(int index)
         parsed = var->default_value;
         if (OPAL_MCA_VAR_STRING == var->type && NULL != parsed.s &&
             NULL == (parsed.s = strdup(parsed.s))) {
-            return HERD_ERR_OUT_OF_RESOURCE;
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+            goto err_forget_pending;
         }
         free(var->source_detail);
         var->source_detail = NULL;
@@ -736,6 +738,13 @@ static int mca_var_resolve(int index)
     }
     mca_var_warn_deprecated(index);
     return found_bad ? HERD_ERR_BAD_PARAM : HERD_SUCCESS;
+
+err_forget_pending:
+    /* Left set, they would be reported by the next resolution, under another variable. */
+    for (size_t i = 0; i < mca_var_registry.num_settings; i++) {
+        mca_var_registry.settings[i].bad_pending = false;
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -976,32 +985,47 @@ static int mca_var_read_environment(void)
  * Start and stop
  * ------------------------------------------------------------------------------------------- */
 
+static void mca_var_free_entry(mca_var_t *var)
+{
+    if (OPAL_MCA_VAR_STRING == var->type && var->synonym_of < 0) {
+        free(var->value.s);
+        free(var->default_value.s);
+    }
+    if (NULL != var->enum_values) {
+        for (size_t j = 0; NULL != var->enum_values[j].name; j++) {
+            free((char *) var->enum_values[j].name);
+        }
+        free(var->enum_values);
+    }
+    free(var->full_name);
+    free(var->framework);
+    free(var->component);
+    free(var->name);
+    free(var->help);
+    free(var->source_detail);
+    free(var->storage);
+}
+
 static void mca_var_free_all(void)
 {
     for (size_t i = 0; i < mca_var_registry.num_vars; i++) {
         mca_var_t *var = &mca_var_registry.vars[i];
 
-        if (OPAL_MCA_VAR_STRING == var->type && var->synonym_of < 0) {
-            /* The strings storage points to are about to be freed. */
+        /* Storage gets its default back, so that the next init starts fresh (the default of a
+         * variable is what its storage holds at registration); strings get NULL, since the
+         * copies they point to are freed here. */
+        if (var->synonym_of < 0) {
+            if (OPAL_MCA_VAR_STRING == var->type) {
+                free(var->value.s);
+                var->value.s = NULL;
+            } else {
+                var->value = var->default_value;
+            }
             for (size_t j = 0; j < var->num_storage; j++) {
-                *(char **) var->storage[j].ptr = NULL;
+                mca_var_write_storage(var, var->storage[j].ptr);
             }
-            free(var->value.s);
-            free(var->default_value.s);
         }
-        if (NULL != var->enum_values) {
-            for (size_t j = 0; NULL != var->enum_values[j].name; j++) {
-                free((char *) var->enum_values[j].name);
-            }
-            free(var->enum_values);
-        }
-        free(var->full_name);
-        free(var->framework);
-        free(var->component);
-        free(var->name);
-        free(var->help);
-        free(var->source_detail);
-        free(var->storage);
+        mca_var_free_entry(var);
     }
     free(mca_var_registry.vars);
     for (size_t i = 0; i < mca_var_registry.num_settings; i++) {
@@ -1135,72 +1159,102 @@ static opal_mca_var_enum_value_t *mca_var_copy_enum(const opal_mca_var_enum_valu
     return copy;
 }
 
+/* "<fw>_<comp>_<name>" without the parts that are empty; NULL if out of memory. */
+static char *mca_var_join_name(const char *framework, const char *component, const char *name)
+{
+    const char *parts[3] = {framework, component, name};
+    size_t len = 1;
+    char *full_name;
+
+    for (int i = 0; i < 3; i++) {
+        len += strlen(parts[i]) + 1;
+    }
+    full_name = malloc(len);
+    if (NULL == full_name) {
+        return NULL;
+    }
+    full_name[0] = '\0';
+    for (int i = 0; i < 3; i++) {
+        if ('\0' == parts[i][0]) {
+            continue;
+        }
+        if ('\0' != full_name[0]) {
+            strcat(full_name, "_");
+        }
+        strcat(full_name, parts[i]);
+    }
+    return full_name;
+}
+
+/* A second registration of a name shares the first one's value: the sources were already
+ * applied once. */
+static int mca_var_register_again(int index, const opal_mca_component_t *owner,
+                                  opal_mca_var_type_t type, void *storage)
+{
+    mca_var_t *var = &mca_var_registry.vars[index];
+    int rc;
+
+    if (var->synonym_of >= 0) {
+        mca_var_report_developer_error("register-name-taken", var->full_name,
+                                       mca_var_registry.vars[var->synonym_of].full_name);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (var->type != type) {
+        mca_var_report_developer_error("register-type-mismatch", var->full_name,
+                                       mca_var_type_names[var->type]);
+        return HERD_ERR_BAD_PARAM;
+    }
+    rc = mca_var_add_storage(var, storage, owner);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    mca_var_write_storage(var, storage);
+    return index;
+}
+
 /* The one registration path: framework/component/name (any may be ""), joined with "_". */
 static int mca_var_register_any(const opal_mca_component_t *owner, const char *framework,
                                 const char *component, const char *name, const char *help,
                                 opal_mca_var_type_t type,
                                 const opal_mca_var_enum_value_t *values, void *storage)
 {
-    const char *parts[3] = {framework, component, name};
-    char full_name[3 * (OPAL_MCA_MAX_NAME_LEN + 1) + 1] = "";
+    char *full_name = mca_var_join_name(framework, component, name);
     mca_var_t *var;
     int index;
-    int rc;
 
-    if (0 == mca_var_registry.refcount) {
-        mca_var_report_developer_error("not-initialized", name, "");
-        return HERD_ERROR;
+    if (NULL == full_name) {
+        return HERD_ERR_OUT_OF_RESOURCE;
     }
-    for (int i = 0; i < 3; i++) {
-        if (NULL == parts[i] || strlen(parts[i]) > OPAL_MCA_MAX_NAME_LEN) {
-            mca_var_report_developer_error("register-bad-name", NULL == name ? "" : name, "");
-            return HERD_ERR_BAD_PARAM;
-        }
-        if ('\0' != parts[i][0]) {
-            if ('\0' != full_name[0]) {
-                strcat(full_name, "_");
-            }
-            strcat(full_name, parts[i]);
-        }
+    if (0 == mca_var_registry.refcount) {
+        mca_var_report_developer_error("not-initialized", full_name, "");
+        index = HERD_ERROR;
+        goto out;
     }
     if (!mca_var_name_is_valid(full_name)) {
         mca_var_report_developer_error("register-bad-name", full_name, "");
-        return HERD_ERR_BAD_PARAM;
+        index = HERD_ERR_BAD_PARAM;
+        goto out;
     }
     if (NULL == storage || (unsigned int) type > OPAL_MCA_VAR_ENUM ||
         (OPAL_MCA_VAR_ENUM == type && (NULL == values || NULL == values[0].name))) {
         mca_var_report_developer_error("register-bad-args", full_name, "");
-        return HERD_ERR_BAD_PARAM;
+        index = HERD_ERR_BAD_PARAM;
+        goto out;
     }
-
     index = opal_mca_var_find(full_name);
     if (index >= 0) {
-        var = &mca_var_registry.vars[index];
-        if (var->synonym_of >= 0) {
-            mca_var_report_developer_error("register-name-taken", full_name,
-                                           mca_var_registry.vars[var->synonym_of].full_name);
-            return HERD_ERR_BAD_PARAM;
-        }
-        if (var->type != type) {
-            mca_var_report_developer_error("register-type-mismatch", full_name,
-                                           mca_var_type_names[var->type]);
-            return HERD_ERR_BAD_PARAM;
-        }
-        /* A second registration shares the value: the sources were already applied once. */
-        rc = mca_var_add_storage(var, storage, owner);
-        if (HERD_SUCCESS != rc) {
-            return rc;
-        }
-        mca_var_write_storage(var, storage);
-        return index;
+        index = mca_var_register_again(index, owner, type, storage);
+        goto out;
     }
 
     var = mca_var_new_entry();
     if (NULL == var) {
-        return HERD_ERR_OUT_OF_RESOURCE;
+        index = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
     }
     var->type = type;
-    var->full_name = strdup(full_name);
+    var->full_name = full_name;
+    full_name = NULL;
     var->framework = strdup(framework);
     var->component = strdup(component);
     var->name = strdup(name);
@@ -1211,40 +1265,31 @@ static int mca_var_register_any(const opal_mca_component_t *owner, const char *f
     if (OPAL_MCA_VAR_STRING == type && NULL != var->default_value.s) {
         /* The default may be a literal or the component's own buffer: keep a copy. */
         var->default_value.s = strdup(var->default_value.s);
-        if (NULL == var->default_value.s) {
-            goto err_free_var;
-        }
     }
-    if (NULL == var->full_name || NULL == var->framework || NULL == var->component ||
-        NULL == var->name || NULL == var->help || (NULL != values && NULL == var->enum_values) ||
+    if (NULL == var->framework || NULL == var->component || NULL == var->name ||
+        NULL == var->help || (NULL != values && NULL == var->enum_values) ||
+        (OPAL_MCA_VAR_STRING == type && NULL != *(char **) storage &&
+         NULL == var->default_value.s) ||
         HERD_SUCCESS != mca_var_add_storage(var, storage, owner)) {
         goto err_free_var;
     }
     index = (int) mca_var_registry.num_vars++;
-    rc = mca_var_resolve(index);
-    if (HERD_ERR_OUT_OF_RESOURCE == rc) {
-        return rc;
+    {
+        int rc = mca_var_resolve(index);
+
+        if (HERD_SUCCESS != rc) {
+            index = rc;
+        }
     }
-    return HERD_SUCCESS == rc ? index : rc;
+    goto out;
 
 err_free_var:
-    /* Not counted yet: free what was made; the storage keeps the caller's default. */
-    if (OPAL_MCA_VAR_STRING == type) {
-        free(var->default_value.s);
-    }
-    if (NULL != var->enum_values) {
-        for (size_t j = 0; NULL != var->enum_values[j].name; j++) {
-            free((char *) var->enum_values[j].name);
-        }
-        free(var->enum_values);
-    }
-    free(var->full_name);
-    free(var->framework);
-    free(var->component);
-    free(var->name);
-    free(var->help);
-    free(var->storage);
-    return HERD_ERR_OUT_OF_RESOURCE;
+    /* Not counted yet, so only this entry goes; the storage keeps the caller's default. */
+    mca_var_free_entry(var);
+    index = HERD_ERR_OUT_OF_RESOURCE;
+out:
+    free(full_name);
+    return index;
 }
 
 int opal_mca_var_register(const opal_mca_component_t *component, const char *name,
@@ -1330,10 +1375,7 @@ int opal_mca_var_register_synonym(int index, const char *old_full_name)
     synonym->name = strdup(old_full_name);
     if (NULL == synonym->full_name || NULL == synonym->framework || NULL == synonym->component ||
         NULL == synonym->name) {
-        free(synonym->full_name);
-        free(synonym->framework);
-        free(synonym->component);
-        free(synonym->name);
+        mca_var_free_entry(synonym);
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     synonym->synonym_of = target;

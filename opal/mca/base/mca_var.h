@@ -91,7 +91,7 @@ OPAL_EXPORT void opal_mca_var_release_component(const opal_mca_component_t *comp
 /* Attributes set after registration. */
 OPAL_EXPORT int opal_mca_var_set_level(int index, int level);
 /* A synonym (old_full_name) for a renamed variable: setting it sets the variable, with a
- * deprecation warning naming the new name, once per source. */
+ * deprecation warning naming the new name, once per old name. */
 OPAL_EXPORT int opal_mca_var_register_synonym(int index, const char *old_full_name);
 
 /* Set a value from the program (source SET); parsed like any other source. */

@@ -88,6 +88,30 @@ static char *enum_names(const opal_mca_var_enum_value_t *values)
     return joined;
 }
 
+/* Print text wrapped at 100 columns, each line indented by indent spaces. */
+static void print_wrapped(const char *text, int indent)
+{
+    const int width = 100 - indent;
+    while ('\0' != *text) {
+        int len = (int) strlen(text);
+        int cut = len;
+        if (len > width) {
+            cut = width;
+            while (cut > 0 && ' ' != text[cut]) {
+                --cut;
+            }
+            if (0 == cut) {
+                cut = width; /* one word longer than the line: break it */
+            }
+        }
+        printf("%*s%.*s\n", indent, "", cut, text);
+        text += cut;
+        while (' ' == *text) {
+            ++text;
+        }
+    }
+}
+
 static void print_variable(const info_options_t *opt, int index, const char *framework,
                            const char *component)
 {
@@ -135,7 +159,7 @@ static void print_variable(const info_options_t *opt, int index, const char *fra
             printf("%22sValid values: %s\n", "", valid);
         }
         if (NULL != info.help) {
-            printf("%22s%s\n", "", info.help);
+            print_wrapped(info.help, 22);
         }
     }
     free(valid);

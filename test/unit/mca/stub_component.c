@@ -32,6 +32,9 @@ static struct {
 
 static int stub_register(const opal_mca_component_t *component)
 {
+    /* the default is set here, not only at load time: a static component is registered again
+     * after each close, and must not start from the value the last run resolved */
+    stub_state.priority = STUB_PRIORITY;
     int rc = opal_mca_var_register(component, "priority", "Priority of this stub component",
                                    OPAL_MCA_VAR_INT, &stub_state.priority);
     return rc < 0 ? rc : HERD_SUCCESS;
