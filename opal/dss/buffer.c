@@ -32,7 +32,7 @@ enum {
     BUFFER_TAG_LAST = BUFFER_TAG_STRING_ARRAY
 };
 
-#define BUFFER_TAG_SIZE 1
+#define BUFFER_TAG_SIZE    1
 #define BUFFER_LENGTH_SIZE 4
 /* First allocation: enough for a typical control message without a second realloc. */
 #define BUFFER_MIN_CAPACITY 256
@@ -102,8 +102,8 @@ static int buffer_reserve(opal_buffer_t *buffer, size_t len)
     if (needed <= buffer->capacity) {
         return HERD_SUCCESS;
     }
-    size_t capacity = buffer->capacity < BUFFER_MIN_CAPACITY ? BUFFER_MIN_CAPACITY
-                                                              : buffer->capacity;
+    size_t capacity =
+        buffer->capacity < BUFFER_MIN_CAPACITY ? BUFFER_MIN_CAPACITY : buffer->capacity;
     while (capacity < needed) {
         if (capacity > SIZE_MAX / 2) {
             capacity = needed;

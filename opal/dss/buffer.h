@@ -42,7 +42,8 @@ OPAL_EXPORT int opal_buffer_pack_string(opal_buffer_t *buffer, const char *value
 /* A byte blob of len bytes (len may be 0). */
 OPAL_EXPORT int opal_buffer_pack_bytes(opal_buffer_t *buffer, const void *data, size_t len);
 /* Arrays of n elements. */
-OPAL_EXPORT int opal_buffer_pack_uint32_array(opal_buffer_t *buffer, const uint32_t *values, size_t n);
+OPAL_EXPORT int opal_buffer_pack_uint32_array(opal_buffer_t *buffer, const uint32_t *values,
+                                              size_t n);
 OPAL_EXPORT int opal_buffer_pack_string_array(opal_buffer_t *buffer, char *const *values, size_t n);
 
 /* Unpack: output set only on success; on failure the unpack position does not move. */
@@ -57,7 +58,8 @@ OPAL_EXPORT int opal_buffer_unpack_bool(opal_buffer_t *buffer, bool *value);
 OPAL_EXPORT int opal_buffer_unpack_string(opal_buffer_t *buffer, char **value);
 /* *data is malloc'd (NULL when len is 0). */
 OPAL_EXPORT int opal_buffer_unpack_bytes(opal_buffer_t *buffer, void **data, size_t *len);
-OPAL_EXPORT int opal_buffer_unpack_uint32_array(opal_buffer_t *buffer, uint32_t **values, size_t *n);
+OPAL_EXPORT int opal_buffer_unpack_uint32_array(opal_buffer_t *buffer, uint32_t **values,
+                                                size_t *n);
 /* *values is a malloc'd array of n malloc'd strings (entries may be NULL). */
 OPAL_EXPORT int opal_buffer_unpack_string_array(opal_buffer_t *buffer, char ***values, size_t *n);
 

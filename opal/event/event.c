@@ -42,8 +42,7 @@ static int event_threads_status = HERD_ERROR;
 static void event_threads_init(void)
 {
     /* evthread_use_pthreads() can only fail to allocate its locks. */
-    event_threads_status = (0 == evthread_use_pthreads()) ? HERD_SUCCESS
-                                                           : HERD_ERR_OUT_OF_RESOURCE;
+    event_threads_status = (0 == evthread_use_pthreads()) ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
 }
 
 /* Detach the whole queue under the lock, so that calls queued meanwhile (even by the calls
@@ -237,8 +236,8 @@ int opal_event_fd_create(opal_event_base_t *base, int fd, short flags, opal_even
                          void *arg, opal_event_t **event)
 {
     const short known = OPAL_EVENT_READ | OPAL_EVENT_WRITE | OPAL_EVENT_PERSIST;
-    if (NULL == base || NULL == cb || NULL == event || fd < 0 || 0 != (flags & ~known)
-        || 0 == (flags & (OPAL_EVENT_READ | OPAL_EVENT_WRITE))) {
+    if (NULL == base || NULL == cb || NULL == event || fd < 0 || 0 != (flags & ~known) ||
+        0 == (flags & (OPAL_EVENT_READ | OPAL_EVENT_WRITE))) {
         return HERD_ERR_BAD_PARAM;
     }
     short evflags = 0;
@@ -272,8 +271,8 @@ int opal_event_add(opal_event_t *event, const struct timeval *timeout)
     if (event->is_timer && NULL == timeout) {
         return HERD_ERR_BAD_PARAM;
     }
-    if (NULL != timeout && (timeout->tv_sec < 0 || timeout->tv_usec < 0
-                            || timeout->tv_usec >= 1000000)) {
+    if (NULL != timeout &&
+        (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000)) {
         return HERD_ERR_BAD_PARAM;
     }
     /* libevent has already logged why (e.g. epoll_ctl refusing a closed fd). */

@@ -20,6 +20,8 @@ typedef void (*opal_event_cb_t)(int fd, short what, void *arg);
 typedef void (*opal_event_call_t)(void *arg);
 
 OPAL_EXPORT int opal_event_base_create(opal_event_base_t **base);
+/* Calls still queued by opal_event_base_call() run here, in the caller's thread, so what they
+ * own is released. */
 OPAL_EXPORT void opal_event_base_free(opal_event_base_t *base);
 /* Run until opal_event_base_stop() or, with once, until one round of events was handled. */
 OPAL_EXPORT int opal_event_base_loop(opal_event_base_t *base, bool once);

@@ -1,4 +1,4 @@
-/* Unit tests for opal/dss/buffer: round trips, truncation at every byte, wrong types, bad lengths. */
+/* Unit tests for opal/dss/buffer: round trips, truncation at every byte, wrong types, lengths. */
 #include "herd_config.h"
 
 #include <setjmp.h>
@@ -447,8 +447,8 @@ static void test_wrong_type(void **state)
         opal_buffer_t buffer = OPAL_BUFFER_STATIC_INIT;
         assert_int_equal(pack_sample(&buffer, (kind_t) packed), HERD_SUCCESS);
         for (int wanted = 0; wanted < KIND_COUNT; wanted++) {
-            if (wanted == packed || (KIND_STRING == packed && KIND_NULL_STRING == wanted)
-                || (KIND_NULL_STRING == packed && KIND_STRING == wanted)) {
+            if (wanted == packed || (KIND_STRING == packed && KIND_NULL_STRING == wanted) ||
+                (KIND_NULL_STRING == packed && KIND_STRING == wanted)) {
                 continue;
             }
             assert_int_equal(unpack_sample(&buffer, (kind_t) wanted), HERD_ERR_PACK_MISMATCH);
@@ -476,8 +476,8 @@ static void test_unknown_tag(void **state)
 }
 
 /* Load tag, a 32-bit length field and tail into buffer. */
-static void load_with_length(opal_buffer_t *buffer, kind_t kind, uint32_t length,
-                             const void *tail, size_t tail_len)
+static void load_with_length(opal_buffer_t *buffer, kind_t kind, uint32_t length, const void *tail,
+                             size_t tail_len)
 {
     uint8_t raw[64];
     assert_true(5 + tail_len <= sizeof(raw));
@@ -584,15 +584,15 @@ static void test_bad_params(void **state)
     assert_int_equal(opal_buffer_pack_uint32_array(&buffer, NULL, 1), HERD_ERR_BAD_PARAM);
     assert_int_equal(opal_buffer_pack_string_array(&buffer, NULL, 1), HERD_ERR_BAD_PARAM);
     /* Counts unpack would refuse are refused when packing, before anything is read. */
-    assert_int_equal(opal_buffer_pack_uint32_array(&buffer, sample_uint32s,
-                                                   (size_t) OPAL_BUFFER_MAX_ITEM + 1),
-                     HERD_ERR_BAD_PARAM);
-    assert_int_equal(opal_buffer_pack_string_array(&buffer, sample_strings,
-                                                   (size_t) OPAL_BUFFER_MAX_ITEM + 1),
-                     HERD_ERR_BAD_PARAM);
-    assert_int_equal(opal_buffer_pack_bytes(&buffer, sample_bytes,
-                                            (size_t) OPAL_BUFFER_MAX_ITEM + 1),
-                     HERD_ERR_BAD_PARAM);
+    assert_int_equal(
+        opal_buffer_pack_uint32_array(&buffer, sample_uint32s, (size_t) OPAL_BUFFER_MAX_ITEM + 1),
+        HERD_ERR_BAD_PARAM);
+    assert_int_equal(
+        opal_buffer_pack_string_array(&buffer, sample_strings, (size_t) OPAL_BUFFER_MAX_ITEM + 1),
+        HERD_ERR_BAD_PARAM);
+    assert_int_equal(
+        opal_buffer_pack_bytes(&buffer, sample_bytes, (size_t) OPAL_BUFFER_MAX_ITEM + 1),
+        HERD_ERR_BAD_PARAM);
     assert_int_equal(buffer.used, 0);
 
     assert_int_equal(pack_sample(&buffer, KIND_UINT32), HERD_SUCCESS);

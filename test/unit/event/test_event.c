@@ -220,9 +220,9 @@ static void test_fd_write_event_and_timeout(void **state)
     guard_start(&guard, base);
 
     counter_t writable = {base, NULL, 0, 1, -1};
-    assert_int_equal(opal_event_fd_create(base, fds[1], OPAL_EVENT_WRITE, count_cb, &writable,
-                                          &writable.event),
-                     HERD_SUCCESS);
+    assert_int_equal(
+        opal_event_fd_create(base, fds[1], OPAL_EVENT_WRITE, count_cb, &writable, &writable.event),
+        HERD_SUCCESS);
     assert_int_equal(opal_event_add(writable.event, NULL), HERD_SUCCESS);
     assert_int_equal(opal_event_base_loop(base, false), HERD_SUCCESS);
     assert_int_equal(writable.count, 1);
@@ -230,9 +230,9 @@ static void test_fd_write_event_and_timeout(void **state)
 
     /* Nothing is ever written, so only the timeout can wake this one. */
     counter_t silent = {base, NULL, 0, 1, -1};
-    assert_int_equal(opal_event_fd_create(base, fds[0], OPAL_EVENT_READ, count_cb, &silent,
-                                          &silent.event),
-                     HERD_SUCCESS);
+    assert_int_equal(
+        opal_event_fd_create(base, fds[0], OPAL_EVENT_READ, count_cb, &silent, &silent.event),
+        HERD_SUCCESS);
     struct timeval timeout = {0, 1000};
     assert_int_equal(opal_event_add(silent.event, &timeout), HERD_SUCCESS);
     assert_int_equal(opal_event_base_loop(base, false), HERD_SUCCESS);
@@ -274,7 +274,7 @@ static void test_free_event_in_its_callback(void **state)
 }
 
 /* Calls from several threads, each thread's calls in its own order, all in the loop thread. */
-#define CALL_THREADS 4
+#define CALL_THREADS     4
 #define CALLS_PER_THREAD 5000
 
 typedef struct {
@@ -401,8 +401,7 @@ static void test_stop_from_other_thread(void **state)
 
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, stopper_main, &stopper), 0);
-    assert_int_equal(opal_event_base_call(stopper.base, announce_running, &stopper),
-                     HERD_SUCCESS);
+    assert_int_equal(opal_event_base_call(stopper.base, announce_running, &stopper), HERD_SUCCESS);
     assert_int_equal(opal_event_base_loop(stopper.base, false), HERD_SUCCESS);
     assert_int_equal(pthread_join(thread, NULL), 0);
     assert_true(stopper.loop_running);
@@ -424,6 +423,46 @@ static void test_stop_before_loop(void **state)
     assert_int_equal(opal_event_base_loop(base, false), HERD_SUCCESS);
     guard_finish(&guard);
     opal_event_base_free(base);
+}
+
+/* With nothing armed the loop must still wait: another thread may yet queue work. The only
+ * hang guard here is the alarm, since a guard timer would itself be something armed. */
+typedef struct {
+    opal_event_base_t *base;
+    bool ran;
+} late_call_t;
+
+static void late_call(void *arg)
+{
+    late_call_t *late = arg;
+    late->ran = true;
+    opal_event_base_stop(late->base);
+}
+
+static void *late_caller_main(void *arg)
+{
+    late_call_t *late = arg;
+    /* Not a timing assumption: a correct loop waits however long this takes. The pause only
+     * makes it likely that a loop which wrongly returns when idle has already done so. */
+    usleep(20000);
+    if (HERD_SUCCESS != opal_event_base_call(late->base, late_call, late)) {
+        return arg;
+    }
+    return NULL;
+}
+
+static void test_loop_waits_with_nothing_armed(void **state)
+{
+    late_call_t late = {NULL, false};
+    assert_int_equal(opal_event_base_create(&late.base), HERD_SUCCESS);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, late_caller_main, &late), 0);
+    assert_int_equal(opal_event_base_loop(late.base, false), HERD_SUCCESS);
+    void *thread_result = &late;
+    assert_int_equal(pthread_join(thread, &thread_result), 0);
+    assert_null(thread_result);
+    assert_true(late.ran);
+    opal_event_base_free(late.base);
 }
 
 typedef struct {
@@ -504,8 +543,7 @@ static void test_bad_params(void **state)
     assert_int_equal(opal_event_base_call(base, NULL, NULL), HERD_ERR_BAD_PARAM);
     assert_int_equal(opal_event_fd_create(base, -1, OPAL_EVENT_READ, noop_cb, NULL, &event),
                      HERD_ERR_BAD_PARAM);
-    assert_int_equal(opal_event_fd_create(base, 0, 0, noop_cb, NULL, &event),
-                     HERD_ERR_BAD_PARAM);
+    assert_int_equal(opal_event_fd_create(base, 0, 0, noop_cb, NULL, &event), HERD_ERR_BAD_PARAM);
     assert_int_equal(opal_event_fd_create(base, 0, OPAL_EVENT_PERSIST, noop_cb, NULL, &event),
                      HERD_ERR_BAD_PARAM);
     assert_int_equal(opal_event_fd_create(base, 0, OPAL_EVENT_READ | 0x100, noop_cb, NULL, &event),
@@ -544,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_call_from_other_threads),
         cmocka_unit_test(test_stop_from_other_thread),
         cmocka_unit_test(test_stop_before_loop),
+        cmocka_unit_test(test_loop_waits_with_nothing_armed),
         cmocka_unit_test(test_free_with_pending_calls),
         cmocka_unit_test(test_bad_params),
     };
