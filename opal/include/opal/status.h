@@ -13,16 +13,16 @@ typedef enum {
     HERD_ERR_NOT_AVAILABLE = -5,         /* a component declines to run here (skipped silently) */
     HERD_ERR_TAKE_NEXT = -6,             /* a module declines this request; try the next one */
     HERD_ERR_NOT_SUPPORTED = -7,         /* the operation is not supported by this module */
-    HERD_ERR_VERSION_MISMATCH = -8,      /* ABI or interface version differs from the expected one */
+    HERD_ERR_VERSION_MISMATCH = -8,      /* ABI or interface version differs */
     HERD_ERR_UNPACK_READ_PAST_END = -9,  /* a buffer ended before the value it should hold */
-    HERD_ERR_UNPACK_FAILURE = -10,       /* a buffer holds a value of the wrong type or a bad length */
+    HERD_ERR_UNPACK_FAILURE = -10,       /* a buffer holds a malformed value */
     HERD_ERR_PACK_MISMATCH = -11,        /* an unpack asked for a different type than was packed */
     HERD_ERR_TIMEOUT = -12,              /* something did not happen in time */
     HERD_ERR_IN_ERRNO = -13,             /* a system call failed; errno tells why */
     HERD_ERR_EXISTS = -14,               /* the thing being added already exists */
     HERD_ERR_UNREACH = -15,              /* a peer cannot be reached */
     HERD_ERR_AUTH = -16,                 /* authentication failed */
-    HERD_ERR_SILENT = -17,               /* failure already reported to the user; do not report again */
+    HERD_ERR_SILENT = -17,               /* already reported: do not report again */
     HERD_ERR_MAX = -18                   /* one past the last error code */
 } herd_status_t;
 

@@ -12,7 +12,7 @@
 typedef enum {
     OPAL_MCA_VAR_INT,      /* storage: int */
     OPAL_MCA_VAR_UNSIGNED, /* storage: unsigned int */
-    OPAL_MCA_VAR_SIZE,     /* storage: size_t; accepts k/m/g (and K/M/G, KiB...) suffixes, powers of 1024 */
+    OPAL_MCA_VAR_SIZE,     /* storage: size_t; k/m/g suffixes (any case), powers of 1024 */
     OPAL_MCA_VAR_BOOL,     /* storage: bool; 1/0, true/false, yes/no, on/off, enabled/disabled */
     OPAL_MCA_VAR_STRING,   /* storage: char *, owned by the variable system (may be NULL) */
     OPAL_MCA_VAR_ENUM,     /* storage: int; the value is one of a list of named values */
@@ -109,7 +109,8 @@ OPAL_EXPORT const char *opal_mca_var_source_name(opal_mca_var_source_t source);
 
 /* Parse text into a typed value the way every source is parsed; for tests and tools.
  * value must point to storage of the type (char * for strings: allocated). */
-OPAL_EXPORT int opal_mca_var_parse(opal_mca_var_type_t type, const opal_mca_var_enum_value_t *values,
+OPAL_EXPORT int opal_mca_var_parse(opal_mca_var_type_t type,
+                                   const opal_mca_var_enum_value_t *values,
                                    const char *text, void *value);
 
 /* Warn once about each variable set in the environment or a parameter file (or on the command

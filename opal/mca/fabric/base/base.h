@@ -13,7 +13,7 @@
 /* Limits on one record, checked by pack and unpack alike: a corrupt count must not make a
  * daemon allocate and loop over billions of entries, and we never pack what we would refuse. */
 #define OPAL_FABRIC_MAX_DEVICES 4096u
-#define OPAL_FABRIC_MAX_ATTRS 1024u
+#define OPAL_FABRIC_MAX_ATTRS   1024u
 
 /* The help file of the framework base. */
 #define OPAL_FABRIC_BASE_HELP_FILE "help-fabric-base.txt"
@@ -29,13 +29,13 @@ OPAL_EXPORT const char *opal_fabric_device_get_attr(const opal_fabric_device_t *
 OPAL_EXPORT const char *opal_fabric_record_get_attr(const opal_fabric_record_t *record,
                                                     const char *key);
 /* The first device named name, or NULL. */
-OPAL_EXPORT const opal_fabric_device_t *opal_fabric_record_find_device(
-    const opal_fabric_record_t *record, const char *name);
+OPAL_EXPORT const opal_fabric_device_t *
+opal_fabric_record_find_device(const opal_fabric_record_t *record, const char *name);
 
 /* A component's include and exclude lists (e.g. fabric_tcp_if_include / _if_exclude) cannot
  * both be set. Reports the conflict, naming both variables and where each was set, and returns
- * HERD_ERR_BAD_PARAM; HERD_SUCCESS when at most one is set. Takes variable indices as returned
- * by opal_mca_var_register(). */
+ * HERD_ERR_SILENT (already reported); HERD_SUCCESS when at most one is set. Takes variable
+ * indices as returned by opal_mca_var_register(). */
 OPAL_EXPORT int opal_fabric_base_check_include_exclude(int include_index, int exclude_index);
 
 #endif /* OPAL_MCA_FABRIC_BASE_H */

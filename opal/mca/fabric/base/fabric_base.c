@@ -44,17 +44,12 @@ int opal_fabric_base_open(void)
     }
     rc = opal_mca_framework_open(fw);
     if (HERD_SUCCESS != rc) {
-        goto err_mca;
+        /* registration may have succeeded before the selection was refused */
+        goto err_framework;
     }
+    /* HERD_ERR_NOT_FOUND (no component available) is left to the caller to report: only it
+     * knows whether it could do without a fabric inventory */
     rc = opal_mca_framework_select(fw);
-    if (HERD_ERR_NOT_FOUND == rc) {
-        char host[256];
-
-        fabric_base_hostname(host, sizeof(host));
-        opal_show_help(OPAL_FABRIC_BASE_HELP_FILE, "no-components", true, host,
-                       NULL != fw->selection && '\0' != fw->selection[0] ? fw->selection
-                                                                          : "(not set)");
-    }
     if (HERD_SUCCESS != rc) {
         goto err_framework;
     }
@@ -62,7 +57,6 @@ int opal_fabric_base_open(void)
 
 err_framework:
     opal_mca_framework_close(fw);
-err_mca:
     opal_mca_finalize();
     return rc;
 }
@@ -189,11 +183,10 @@ int opal_fabric_base_check_include_exclude(int include_index, int exclude_index)
     }
     fabric_base_var_origin(&include_info, include_origin, sizeof(include_origin));
     fabric_base_var_origin(&exclude_info, exclude_origin, sizeof(exclude_origin));
-    opal_show_help(OPAL_FABRIC_BASE_HELP_FILE, "include-and-exclude", true,
-                   include_info.full_name, exclude_info.full_name, include_info.full_name,
-                   include_value, include_origin, exclude_info.full_name, exclude_value,
-                   exclude_origin);
-    rc = HERD_ERR_BAD_PARAM;
+    opal_show_help(OPAL_FABRIC_BASE_HELP_FILE, "include-and-exclude", true, include_info.full_name,
+                   exclude_info.full_name, include_info.full_name, include_value, include_origin,
+                   exclude_info.full_name, exclude_value, exclude_origin);
+    rc = HERD_ERR_SILENT;
 
 out:
     free(include_value);

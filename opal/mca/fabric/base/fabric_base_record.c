@@ -95,16 +95,16 @@ opal_fabric_record_t *opal_fabric_record_new(const char *component)
 }
 
 /* The returned device stays valid only until the next device is added (the array may move). */
-opal_fabric_device_t *opal_fabric_record_add_device(opal_fabric_record_t *record,
-                                                    const char *name, const char *kind)
+opal_fabric_device_t *opal_fabric_record_add_device(opal_fabric_record_t *record, const char *name,
+                                                    const char *kind)
 {
     opal_fabric_device_t *grown;
     opal_fabric_device_t *device;
     char *name_copy;
     char *kind_copy;
 
-    if (NULL == record || !fabric_is_word(name) || !fabric_is_word(kind)
-        || record->num_devices >= OPAL_FABRIC_MAX_DEVICES) {
+    if (NULL == record || !fabric_is_word(name) || !fabric_is_word(kind) ||
+        record->num_devices >= OPAL_FABRIC_MAX_DEVICES) {
         return NULL;
     }
     name_copy = strdup(name);
@@ -262,16 +262,16 @@ static bool fabric_attrs_valid(const opal_fabric_attr_t *attrs, uint32_t num_att
 
 static bool fabric_record_valid(const opal_fabric_record_t *record)
 {
-    if (!fabric_is_word(record->component) || record->num_devices > OPAL_FABRIC_MAX_DEVICES
-        || (record->num_devices > 0 && NULL == record->devices)
-        || !fabric_attrs_valid(record->attrs, record->num_attrs)) {
+    if (!fabric_is_word(record->component) || record->num_devices > OPAL_FABRIC_MAX_DEVICES ||
+        (record->num_devices > 0 && NULL == record->devices) ||
+        !fabric_attrs_valid(record->attrs, record->num_attrs)) {
         return false;
     }
     for (uint32_t i = 0; i < record->num_devices; i++) {
         const opal_fabric_device_t *device = &record->devices[i];
 
-        if (!fabric_is_word(device->name) || !fabric_is_word(device->kind)
-            || !fabric_attrs_valid(device->attrs, device->num_attrs)) {
+        if (!fabric_is_word(device->name) || !fabric_is_word(device->kind) ||
+            !fabric_attrs_valid(device->attrs, device->num_attrs)) {
             return false;
         }
     }

@@ -37,6 +37,8 @@ typedef struct {
     unsigned prefix;
 } fabric_tcp_filter_t;
 
+#define FABRIC_TCP_DEFAULT_PRIORITY 10
+
 typedef struct {
     int priority;
     char *if_include; /* variable storage, owned by the variable system */
@@ -50,7 +52,7 @@ typedef struct {
 } fabric_tcp_state_t;
 
 static fabric_tcp_state_t fabric_tcp_state = {
-    .priority = 10,
+    .priority = FABRIC_TCP_DEFAULT_PRIORITY,
     .if_include_index = -1,
     .if_exclude_index = -1,
 };
@@ -65,6 +67,11 @@ static int fabric_tcp_register(const opal_mca_component_t *component)
 {
     int index;
 
+    /* storage holds the default on entry; a component that stays loaded (static build) still
+     * holds the values of its previous registration */
+    fabric_tcp_state.priority = FABRIC_TCP_DEFAULT_PRIORITY;
+    fabric_tcp_state.if_include = NULL;
+    fabric_tcp_state.if_exclude = NULL;
     index = opal_mca_var_register(component, "priority",
                                   "Priority of the tcp fabric component: records are listed "
                                   "highest priority first",
@@ -109,7 +116,7 @@ static int fabric_tcp_parse_filter(const char *text, fabric_tcp_filter_t *filter
 {
     char address[INET6_ADDRSTRLEN];
     const char *slash = strchr(text, '/');
-    size_t length = NULL != slash ? (size_t)(slash - text) : strlen(text);
+    size_t length = NULL != slash ? (size_t) (slash - text) : strlen(text);
     unsigned max_prefix = 0;
 
     memset(filter, 0, sizeof(*filter));
@@ -187,10 +194,12 @@ static int fabric_tcp_parse_filters(const char *variable, const char *value, boo
         if ('\0' == entry[0]) {
             continue;
         }
-        rc = fabric_tcp_parse_filter(entry, &fabric_tcp_state.filters[fabric_tcp_state.num_filters]);
+        rc =
+            fabric_tcp_parse_filter(entry, &fabric_tcp_state.filters[fabric_tcp_state.num_filters]);
         if (HERD_ERR_BAD_PARAM == rc) {
             opal_show_help(FABRIC_TCP_HELP_FILE, "bad-interface-entry", true, entry, variable,
                            variable, value);
+            rc = HERD_ERR_SILENT;
         }
         if (HERD_SUCCESS != rc) {
             goto out;
@@ -239,7 +248,7 @@ static bool fabric_tcp_prefix_equal(const uint8_t *a, const uint8_t *b, unsigned
     if (0 == bits) {
         return true;
     }
-    uint8_t mask = (uint8_t)(0xffu << (8 - bits));
+    uint8_t mask = (uint8_t) (0xffu << (8 - bits));
     return (a[bytes] & mask) == (b[bytes] & mask);
 }
 
@@ -268,8 +277,8 @@ static bool fabric_tcp_address_bytes(const struct sockaddr *sa, uint8_t bytes[16
     return false;
 }
 
-static bool fabric_tcp_filter_matches(const fabric_tcp_filter_t *filter,
-                                      const struct ifaddrs *list, const char *name)
+static bool fabric_tcp_filter_matches(const fabric_tcp_filter_t *filter, const struct ifaddrs *list,
+                                      const char *name)
 {
     if (NULL != filter->name) {
         return 0 == strcmp(filter->name, name);
@@ -278,10 +287,9 @@ static bool fabric_tcp_filter_matches(const fabric_tcp_filter_t *filter,
         uint8_t bytes[16];
         int family;
 
-        if (NULL != ifa->ifa_name && 0 == strcmp(ifa->ifa_name, name)
-            && fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family)
-            && family == filter->family
-            && fabric_tcp_prefix_equal(bytes, filter->address, filter->prefix)) {
+        if (NULL != ifa->ifa_name && 0 == strcmp(ifa->ifa_name, name) &&
+            fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family) && family == filter->family &&
+            fabric_tcp_prefix_equal(bytes, filter->address, filter->prefix)) {
             return true;
         }
     }
@@ -323,13 +331,13 @@ static bool fabric_tcp_format_address(const struct ifaddrs *ifa, char *text, siz
     unsigned prefix = 0;
     size_t length;
 
-    if (!fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family)
-        || NULL == inet_ntop(family, bytes, host, sizeof(host))) {
+    if (!fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family) ||
+        NULL == inet_ntop(family, bytes, host, sizeof(host))) {
         return false;
     }
     length = AF_INET == family ? 4 : 16;
-    if (NULL != ifa->ifa_netmask && fabric_tcp_address_bytes(ifa->ifa_netmask, mask, &mask_family)
-        && mask_family == family) {
+    if (NULL != ifa->ifa_netmask &&
+        fabric_tcp_address_bytes(ifa->ifa_netmask, mask, &mask_family) && mask_family == family) {
         for (size_t i = 0; i < length; i++) {
             prefix += (unsigned) __builtin_popcount(mask[i]);
         }
@@ -454,7 +462,8 @@ static int fabric_tcp_add_interface(opal_fabric_record_t *record, const struct i
         snprintf(text, sizeof(text), "%u", mtu);
         rc = opal_fabric_device_add_attr(device, "mtu", text);
     }
-    for (const struct ifaddrs *ifa = first; HERD_SUCCESS == rc && NULL != ifa; ifa = ifa->ifa_next) {
+    for (const struct ifaddrs *ifa = first; HERD_SUCCESS == rc && NULL != ifa;
+         ifa = ifa->ifa_next) {
         if (NULL == ifa->ifa_name || 0 != strcmp(ifa->ifa_name, name)) {
             continue;
         }
@@ -567,5 +576,4 @@ static int fabric_tcp_close(const opal_mca_component_t *component)
 }
 
 OPAL_MCA_COMPONENT(opal, fabric, tcp, .register_params = fabric_tcp_register,
-                   .open = fabric_tcp_open, .query = fabric_tcp_query,
-                   .close = fabric_tcp_close);
+                   .open = fabric_tcp_open, .query = fabric_tcp_query, .close = fabric_tcp_close);
