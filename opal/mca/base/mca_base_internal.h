@@ -10,5 +10,7 @@ int opal_mca_components_find(opal_mca_framework_t *fw);
 void opal_mca_components_release(opal_mca_framework_t *fw);
 /* Whether refused DSOs are reported (variable mca_base_component_show_load_errors). */
 bool opal_mca_show_load_errors(void);
+/* Whether DSOs are unloaded when their framework closes (mca_base_component_unload). */
+bool opal_mca_unload_components(void);
 
 #endif /* OPAL_MCA_BASE_INTERNAL_H */

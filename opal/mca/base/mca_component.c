@@ -228,9 +228,12 @@ void opal_mca_components_release(opal_mca_framework_t *fw)
 {
     for (size_t i = 0; i < fw->num_components; ++i) {
         if (NULL != fw->components[i].dl_handle) {
-            /* its variables' storage is about to be unmapped */
+            /* the framework no longer owns its variables' storage, which may be unmapped */
             opal_mca_var_release_component(fw->components[i].component);
-            opal_mca_dl_close(fw->components[i].dl_handle);
+            /* Kept loaded by default: opening the framework again finds the same module. */
+            if (opal_mca_unload_components()) {
+                opal_mca_dl_close(fw->components[i].dl_handle);
+            }
         }
         free(fw->components[i].filename);
     }

@@ -19,6 +19,7 @@ static struct {
     int refcount;
     char *user_path;       /* component_path */
     bool show_load_errors; /* mca_base_component_show_load_errors */
+    bool unload;           /* mca_base_component_unload */
     char *search_path;     /* user_path + pkglibdir */
 } mca_core;
 
@@ -47,6 +48,16 @@ int opal_mca_init(void)
         "Report component files that cannot be loaded or do not match this herd (wrong ABI or "
         "interface version, wrong symbol)",
         OPAL_MCA_VAR_BOOL, &mca_core.show_load_errors);
+    if (rc < 0) {
+        goto err_register;
+    }
+    mca_core.unload = false;
+    rc = opal_mca_var_register_framework(
+        "mca_base", "component_unload",
+        "Unload DSO components when their framework closes. Off by default: libraries that "
+        "components pull in cannot all be unloaded safely (UCX patches other libraries' "
+        "memory functions; some providers allocate in constructors they never undo)",
+        OPAL_MCA_VAR_BOOL, &mca_core.unload);
     if (rc < 0) {
         goto err_register;
     }
@@ -93,6 +104,11 @@ const char *opal_mca_component_path(void)
 bool opal_mca_show_load_errors(void)
 {
     return mca_core.show_load_errors;
+}
+
+bool opal_mca_unload_components(void)
+{
+    return mca_core.unload;
 }
 
 /* Names of the found components joined with ", ", for messages. */
@@ -292,7 +308,7 @@ int opal_mca_framework_open(opal_mca_framework_t *fw)
             opal_output_verbose(10, fw->output, "opened component %s", c->name);
         } else if (HERD_ERR_NOT_AVAILABLE == crc) {
             opal_output_verbose(10, fw->output, "component %s is not available here", c->name);
-        } else {
+        } else if (HERD_ERR_SILENT != crc) {
             opal_show_help(help_file, "component-open-failed", true, fw->name, c->name,
                            opal_strerror(crc));
         }
@@ -344,7 +360,7 @@ int opal_mca_framework_select(opal_mca_framework_t *fw)
         }
         int qrc = (NULL != c->query) ? c->query(c, &module, &priority) : HERD_ERR_NOT_AVAILABLE;
         if (HERD_SUCCESS != qrc) {
-            if (HERD_ERR_NOT_AVAILABLE != qrc) {
+            if (HERD_ERR_NOT_AVAILABLE != qrc && HERD_ERR_SILENT != qrc) {
                 opal_show_help(help_file, "component-query-failed", true, fw->name, c->name,
                                opal_strerror(qrc));
             }

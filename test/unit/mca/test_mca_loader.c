@@ -311,6 +311,26 @@ static void test_close_and_reopen(void **state)
     assert_string_equal("beta", winner());
 }
 
+/* With unloading on, closing unloads the DSOs; opening again loads them again. */
+static void test_unload_and_reload(void **state)
+{
+    setenv("HERD_MCA_mca_base_component_unload", "1", 1);
+    setenv("HERD_MCA_stub_beta_priority", "60", 1);
+    capture_stderr();
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
+    assert_string_equal("beta", winner());
+    opal_mca_framework_close(&stub_framework);
+    unsetenv("HERD_MCA_stub_beta_priority");
+    setenv("HERD_MCA_stub_gamma_priority", "70", 1);
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
+    free(captured_stderr());
+    unsetenv("HERD_MCA_stub_gamma_priority");
+    unsetenv("HERD_MCA_mca_base_component_unload");
+    assert_string_equal("gamma", winner());
+    stub_module_t *module = opal_mca_framework_module(&stub_framework);
+    assert_false(module->from_static);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +348,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_name_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parse_selection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_and_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unload_and_reload, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,8 +61,8 @@ static int fabric_ofi_register(const opal_mca_component_t *component)
 {
     int index;
 
-    /* storage holds the default on entry; a component that stays loaded (static build) still
-     * holds the values of its previous registration */
+    /* storage holds the default on entry, but a component that stays loaded still holds the
+     * values of its previous registration */
     fabric_ofi_state.priority = FABRIC_OFI_DEFAULT_PRIORITY;
     fabric_ofi_state.provider_include = NULL;
     fabric_ofi_state.provider_exclude = NULL;

@@ -2,7 +2,6 @@
  * UCT) and the size of a UCP worker address, which peers will need to exchange. */
 #include "herd_config.h"
 
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,40 +36,14 @@ static int fabric_ucx_register(const opal_mca_component_t *component)
 {
     int index;
 
-    /* storage holds the default on entry; this component stays loaded (see
-     * fabric_ucx_stay_loaded), so it still holds the value of its previous registration */
+    /* storage holds the default on entry, but a component that stays loaded still holds the
+     * value of its previous registration */
     fabric_ucx_state.priority = FABRIC_UCX_DEFAULT_PRIORITY;
     index = opal_mca_var_register(component, "priority",
                                   "Priority of the ucx fabric component: records are listed "
                                   "highest priority first",
                                   OPAL_MCA_VAR_INT, &fabric_ucx_state.priority);
     return index < 0 ? index : HERD_SUCCESS;
-}
-
-/* UCX's memory hooks (libucm) patch functions of other libraries in the process; if our DSO were
- * unloaded at close, it would take libucm with it and leave those patches pointing at unmapped
- * code. Marking this DSO never-unload keeps UCX resident; statically linked, this is a no-op. */
-static void fabric_ucx_stay_loaded(void)
-{
-#if defined(RTLD_NODELETE) && defined(RTLD_NOLOAD)
-    Dl_info info;
-    void *handle;
-
-    if (0 == dladdr((const void *) &fabric_ucx_state, &info) || NULL == info.dli_fname) {
-        return;
-    }
-    handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-    if (NULL != handle) {
-        /* the flag stays; only the reference this call took is dropped */
-        dlclose(handle);
-    }
-#endif
-}
-
-static int fabric_ucx_open(const opal_mca_component_t *component)
-{
-    fabric_ucx_stay_loaded();
-    return HERD_SUCCESS;
 }
 
 static const char *fabric_ucx_device_type_name(uct_device_type_t type)
@@ -353,4 +326,4 @@ static int fabric_ucx_close(const opal_mca_component_t *component)
 }
 
 OPAL_MCA_COMPONENT(opal, fabric, ucx, .register_params = fabric_ucx_register,
-                   .open = fabric_ucx_open, .query = fabric_ucx_query, .close = fabric_ucx_close);
+                   .query = fabric_ucx_query, .close = fabric_ucx_close);
