@@ -32,19 +32,23 @@ stage() {
     printf '==> %-45s %s (%ss)\n' "$name" "$result" "$(( $(date +%s) - t0 ))"
 }
 
-# Add up automake's test-suite.log counts of a build folder, and show the per-program lines.
+# Add up the test cases of a build folder: each CMocka program's and integration script's own
+# counts; a program that failed without saying how many cases failed (a crash) counts as one.
 count_tests() {
-    for f in "$1"/test/unit/test-suite.log "$1"/test/integration/test-suite.log; do
-        [ -f "$f" ] || continue
-        p=$(sed -n 's/^# PASS: *//p' "$f"); fl=$(sed -n 's/^# FAIL: *//p' "$f")
-        e=$(sed -n 's/^# ERROR: *//p' "$f"); xp=$(sed -n 's/^# XPASS: *//p' "$f")
-        tests_passed=$((tests_passed + ${p:-0}))
-        tests_failed=$((tests_failed + ${fl:-0} + ${e:-0} + ${xp:-0}))
-    done
-    # the CMocka and integration summaries of each program
-    cat "$1"/test/unit/*/*.log "$1"/test/integration/*.log 2>/dev/null |
-        grep -E '^\[  (PASSED|FAILED)  \]|^[0-9]+ passed, [0-9]+ failed' | sort | uniq -c |
-        sed 's/^/    /' > "$LOGS/summary-$(basename "$1").txt"
+    for trs in "$1"/test/unit/*/*.trs "$1"/test/integration/*.trs; do
+        [ -f "$trs" ] || continue
+        log=${trs%.trs}.log
+        result=$(sed -n 's/^:test-result: //p' "$trs")
+        p=0; f=0
+        c=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -n 1); p=$((p + ${c:-0}))
+        c=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$log" | tail -n 1); f=$((f + ${c:-0}))
+        c=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed$/\1/p' "$log" | tail -n 1); p=$((p + ${c:-0}))
+        c=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed$/\1/p' "$log" | tail -n 1); f=$((f + ${c:-0}))
+        case $result in FAIL|ERROR|XPASS) [ "$f" -eq 0 ] && f=1 ;; esac
+        tests_passed=$((tests_passed + p))
+        tests_failed=$((tests_failed + f))
+        printf '    %-40s %s (%s passed, %s failed)\n' "${log#"$1"/test/}" "$result" "$p" "$f"
+    done > "$LOGS/summary-$(basename "$1").txt"
 }
 
 make_check() { make -C "$1" check -j"$(nproc)"; }
@@ -58,27 +62,28 @@ valgrind_check() {
 
 # herd-info must say the same in the DSO and the static build, but for how each is built.
 compare_static() {
-    strip() { grep -v -E ':(build|file):|^path:' ; }
-    "$TOP/_build/orte/tools/herd-info/herd-info" --parsable --all | strip > "$LOGS/info-dso.txt" &&
-    "$TOP/_build-static/orte/tools/herd-info/herd-info" --parsable --all | strip > "$LOGS/info-static.txt" &&
+    strip() { grep -v -E ':(build|file):|^path:|:component_path:value:' ; }
+    ( . _build/test/uninstalled-env.sh && _build/orte/tools/herd-info/herd-info --parsable --all ) |
+        strip > "$LOGS/info-dso.txt" &&
+    ( . _build-static/test/uninstalled-env.sh && _build-static/orte/tools/herd-info/herd-info --parsable --all ) |
+        strip > "$LOGS/info-static.txt" &&
+    grep -q '^mca:fabric:tcp:param:fabric_tcp_if_include:' "$LOGS/info-dso.txt" &&
     diff -u "$LOGS/info-dso.txt" "$LOGS/info-static.txt" &&
-    ! "$TOP/_build-static/orte/tools/herd-info/herd-info" --parsable | grep -q ':build:dso$'
+    ! _build-static/orte/tools/herd-info/herd-info --parsable | grep -q ':build:dso$'
 }
 
 # Install into a scratch prefix, run the installed herd-info (components from pkglibdir, no
 # build-tree paths), uninstall, and check only empty folders remain.
 install_check() {
-    prefix=$(mktemp -d /tmp/herd-install-XXXXXX)
-    ( cd _build-install && "$TOP/configure" --prefix="$prefix" >/dev/null ) &&
-    make -C _build-install -j"$(nproc)" install >/dev/null &&
+    prefix=$TOP/_build-install/prefix
+    rm -rf "$prefix"
+    herd_build _build-install --prefix="$prefix" &&
+    make -C _build-install install >/dev/null &&
     env -u HERD_MCA_component_path -u HERD_HELP_PATH "$prefix/bin/herd-info" --parsable > "$LOGS/installed-info.txt" &&
     grep -q "^mca:fabric:tcp:file:$prefix/lib/herd/herd_fabric_tcp.so$" "$LOGS/installed-info.txt" &&
     env -u HERD_MCA_component_path -u HERD_HELP_PATH "$prefix/bin/herd-info" --param fabric nope 2>&1 | grep -q "Known: base" &&
     make -C _build-install uninstall >/dev/null &&
     left=$(find "$prefix" -type f) && { [ -z "$left" ] || { echo "left after uninstall: $left"; false; }; }
-    status=$?
-    rm -rf "$prefix"
-    return $status
 }
 
 distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1"; }
@@ -91,7 +96,6 @@ stage "build (static components)" herd_build _build-static --enable-static-compo
 stage "make check (static build)" make_check _build-static
 count_tests _build-static
 stage "herd-info same in DSO and static builds" compare_static
-mkdir -p _build-install
 stage "make install / uninstall" install_check
 if [ "$QUICK" = no ]; then
     stage "valgrind unit tests (DSO build)" valgrind_check _build
@@ -102,6 +106,6 @@ fi
 
 echo
 for f in "$LOGS"/summary-*.txt; do echo "$(basename "$f" .txt):"; cat "$f"; done
-echo "tests: $tests_passed passed, $tests_failed failed; stages: $stages_passed passed, $stages_failed failed ($(( $(date +%s) - started ))s)"
+echo "test cases: $tests_passed passed, $tests_failed failed; stages: $stages_passed passed, $stages_failed failed ($(( $(date +%s) - started ))s)"
 echo "$((tests_passed + stages_passed)) passed, $((tests_failed + stages_failed)) failed"
 [ $((tests_failed + stages_failed)) -eq 0 ]
