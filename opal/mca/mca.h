@@ -119,8 +119,8 @@ OPAL_EXPORT void *opal_mca_framework_module(const opal_mca_framework_t *fw);
 
 /* Parse a selection string ("a,b", "^a,b", "" or NULL) against the known component names.
  * On success *exclude tells which form it was and *names is a NULL-terminated argv (NULL for no
- * selection). Mixing include and exclude, or naming an unknown component, is an error that names
- * the variable's source and lists the available components. */
+ * selection). Mixing include and exclude, or naming an unknown component, is reported (naming
+ * the variable's source and listing the available components) and HERD_ERR_BAD_PARAM returned. */
 OPAL_EXPORT int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selection,
                                          bool *exclude, char ***names);
 

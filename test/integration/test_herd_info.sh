@@ -57,6 +57,7 @@ expect_err "the error lists the available components" "ofi, tcp, ucx"
 HERD_MCA_fabric=tcp,infiniband herd_info --fabric
 expect_fail "an unknown component in the selection fails"
 expect_err "the error names the unknown component" '"infiniband"'
+expect_no_err "no second, misleading message" "no fabric component is available"
 
 HERD_MCA_fabric=^ucx herd_info --fabric
 expect_rc "herd-info --fabric without ucx runs" 0

@@ -199,7 +199,7 @@ int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selecti
             opal_show_help(help_file, "selection-unknown", true, fw->name, name,
                            selection_source(fw), selection, available ? available : "");
             free(available);
-            rc = HERD_ERR_NOT_FOUND;
+            rc = HERD_ERR_BAD_PARAM;
             goto out;
         }
     }

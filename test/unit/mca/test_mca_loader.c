@@ -263,7 +263,7 @@ static void test_unknown_name_is_an_error(void **state)
     capture_stderr();
     int rc = opal_mca_framework_open(&stub_framework);
     char *err = captured_stderr();
-    assert_int_equal(HERD_ERR_NOT_FOUND, rc);
+    assert_int_equal(HERD_ERR_BAD_PARAM, rc);
     assert_non_null(strstr(err, "\"betta\""));
     assert_non_null(strstr(err, "alpha, beta, delta, gamma"));
     free(err);
