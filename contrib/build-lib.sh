@@ -3,7 +3,7 @@
 
 # Build, test and benchmark dependencies (Debian 12 package names).
 HERD_DEBIAN_PACKAGES="gcc make autoconf automake libtool libtool-bin libltdl-dev pkg-config
-    libhwloc-dev hwloc libevent-dev libfabric-dev libucx-dev libpmix-dev libcmocka-dev
+    libhwloc-dev hwloc libevent-dev libfabric-dev libucx-dev libpmix-dev libcmocka-dev libsodium-dev
     valgrind clang libclang-rt-14-dev iproute2 procps"
 
 herd_log() { printf '==> %s\n' "$*"; }
@@ -34,7 +34,7 @@ herd_build() {
     top=$(pwd)
     if [ ! -x configure ] || [ -n "$(find . -path ./_build\* -prune -o -name configure.m4 -newer configure -print 2>/dev/null | head -1)" ]; then
         herd_log "autogen.sh"
-        ./autogen.sh >/dev/null || return 1
+        ./autogen.sh >autogen.out 2>&1 || { cat autogen.out >&2; return 1; }
     fi
     mkdir -p "$dir"
     opts="--enable-werror $*"

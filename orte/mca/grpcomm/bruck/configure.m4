@@ -1,0 +1,2 @@
+dnl grpcomm bruck: Bruck allgather and dissemination barrier: log2(n) rounds, no root.
+AC_DEFUN([HERD_MCA_orte_grpcomm_bruck_CONFIG], [$1])

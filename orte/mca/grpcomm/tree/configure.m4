@@ -1,0 +1,2 @@
+dnl grpcomm tree: collectives along the DVM's radix tree.
+AC_DEFUN([HERD_MCA_orte_grpcomm_tree_CONFIG], [$1])
