@@ -18,49 +18,12 @@
 #include "opal/mca/fabric/base/base.h"
 #include "opal/mca/fabric/fabric.h"
 #include "opal/mca/mca.h"
+#include "support/capture.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* helpers */
 
-static char stderr_path[256];
-static int saved_stderr = -1;
-
-/* Sends stderr to a file until captured_stderr(), to check what users would be told. */
-static void capture_stderr(void)
-{
-    FILE *file;
-
-    snprintf(stderr_path, sizeof(stderr_path), "/tmp/herd-test-fabric-%d.err", (int) getpid());
-    fflush(stderr);
-    saved_stderr = dup(STDERR_FILENO);
-    assert_true(saved_stderr >= 0);
-    file = freopen(stderr_path, "w", stderr);
-    assert_non_null(file);
-}
-
-/* Stops capturing and returns what was written (caller frees). */
-static char *captured_stderr(void)
-{
-    char *text;
-    FILE *file;
-    long size;
-
-    fflush(stderr);
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    saved_stderr = -1;
-    file = fopen(stderr_path, "r");
-    assert_non_null(file);
-    fseek(file, 0, SEEK_END);
-    size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, file), (size_t) size);
-    fclose(file);
-    unlink(stderr_path);
-    return text;
-}
+static herd_test_capture_t stderr_capture;
 
 static const char *const fabric_test_variables[] = {
     "HERD_MCA_fabric",
@@ -529,9 +492,9 @@ static void test_discover_before_open(void **state)
     opal_fabric_record_t **records = NULL;
     size_t num_records = 0;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(opal_fabric_base_discover(&records, &num_records), HERD_ERR_BAD_PARAM);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_null(records);
 }
 
@@ -626,9 +589,9 @@ static void test_tcp_include_and_exclude(void **state)
     setenv("HERD_MCA_fabric", "tcp", 1);
     setenv("HERD_MCA_fabric_tcp_if_include", "lo", 1);
     setenv("HERD_MCA_fabric_tcp_if_exclude", "eth0", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     rc = opal_fabric_base_open();
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(rc, HERD_ERR_NOT_FOUND);
     assert_false(opal_fabric_base_framework.opened);
     assert_non_null(strstr(text, "fabric_tcp_if_include"));
@@ -649,9 +612,9 @@ static void test_tcp_bad_entry(void **state)
 
         setenv("HERD_MCA_fabric", "tcp", 1);
         setenv("HERD_MCA_fabric_tcp_if_include", bad[i], 1);
-        capture_stderr();
+        herd_test_capture_start(&stderr_capture);
         rc = opal_fabric_base_open();
-        text = captured_stderr();
+        text = herd_test_capture_stop(&stderr_capture);
         assert_int_equal(rc, HERD_ERR_NOT_FOUND);
         if (NULL == strstr(text, bad[i]) || NULL == strstr(text, "fabric_tcp_if_include")) {
             fail_msg("entry \"%s\" was not reported: %s", bad[i], text);
@@ -667,9 +630,9 @@ static void test_tcp_include_matches_nothing(void **state)
 
     setenv("HERD_MCA_fabric", "tcp", 1);
     setenv("HERD_MCA_fabric_tcp_if_include", "nosuchif0,198.51.100.254/32", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     rc = opal_fabric_base_open();
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(rc, HERD_ERR_NOT_FOUND);
     assert_non_null(strstr(text, "nosuchif0"));
     free(text);

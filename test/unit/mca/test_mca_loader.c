@@ -15,6 +15,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
+#include "support/capture.h"
 #include "stub_framework.h"
 
 /* Static components linked into this program: alpha (also built as a DSO, which must lose to
@@ -30,35 +31,7 @@ static const opal_mca_component_t *const stub_static_components[] = {
 static opal_mca_framework_t stub_framework =
     OPAL_MCA_FRAMEWORK_INIT(opal, stub, "test stubs", false, stub_static_components);
 
-static char stderr_path[256];
-static int saved_stderr = -1;
-
-/* Send stderr to a file for the duration of a call, to check the messages users would see. */
-static void capture_stderr(void)
-{
-    snprintf(stderr_path, sizeof(stderr_path), "/tmp/herd-test-loader-%d.err", (int) getpid());
-    fflush(stderr);
-    saved_stderr = dup(STDERR_FILENO);
-    FILE *f = freopen(stderr_path, "w", stderr);
-    assert_non_null(f);
-}
-
-/* Stop capturing; returns what was written (caller frees). */
-static char *captured_stderr(void)
-{
-    fflush(stderr);
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    saved_stderr = -1;
-    FILE *f = fopen(stderr_path, "r");
-    assert_non_null(f);
-    static char buf[65536];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    unlink(stderr_path);
-    return strdup(buf);
-}
+static herd_test_capture_t stderr_capture;
 
 static int setup(void **state)
 {
@@ -90,9 +63,9 @@ static bool has_component(const char *name, bool *is_static)
 static void test_find_static_and_dso(void **state)
 {
     bool is_static = false;
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_register(&stub_framework);
-    char *err = captured_stderr();
+    char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, rc);
     /* alpha, beta, gamma, delta; badabi, badiface, wrongsym, wrongname refused */
     assert_int_equal(4, stub_framework.num_components);
@@ -118,9 +91,9 @@ static void test_find_static_and_dso(void **state)
 
 static void test_refusals_are_explained(void **state)
 {
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_register(&stub_framework);
-    char *err = captured_stderr();
+    char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, rc);
     assert_non_null(strstr(err, "herd_stub_badabi"));
     assert_non_null(strstr(err, "MCA ABI version 999, but this herd uses version 1"));
@@ -134,9 +107,9 @@ static void test_refusals_are_explained(void **state)
 static void test_refusals_can_be_silenced(void **state)
 {
     setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_register(&stub_framework);
-    char *err = captured_stderr();
+    char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, rc);
     assert_null(strstr(err, "badabi"));
     free(err);
@@ -154,9 +127,9 @@ static void test_corrupt_and_missing_files(void **state)
     fclose(f);
     snprintf(path, sizeof(path), "/nonexistent/herd:%s:%s/mca/stubs", dir, HERD_TEST_BUILDDIR);
     setenv("HERD_MCA_component_path", path, 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_register(&stub_framework);
-    char *err = captured_stderr();
+    char *err = herd_test_capture_stop(&stderr_capture);
     unlink(file);
     rmdir(dir);
     assert_int_equal(HERD_SUCCESS, rc);
@@ -174,9 +147,9 @@ static const char *winner(void)
 
 static void test_select_priority_and_tie(void **state)
 {
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_select(&stub_framework);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_int_equal(HERD_SUCCESS, rc);
     /* beta and gamma both offer 20: the tie goes to the first name, on every run */
     assert_string_equal("beta", winner());
@@ -186,9 +159,9 @@ static void test_select_priority_and_tie(void **state)
 static void test_select_priority_from_variable(void **state)
 {
     setenv("HERD_MCA_stub_gamma_priority", "50", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_select(&stub_framework);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     unsetenv("HERD_MCA_stub_gamma_priority");
     assert_int_equal(HERD_SUCCESS, rc);
     assert_string_equal("gamma", winner());
@@ -198,9 +171,9 @@ static void test_multi_select_order(void **state)
 {
     stub_framework.multi_select = true;
     setenv("HERD_MCA_stub_delta_priority", "7", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_select(&stub_framework);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     stub_framework.multi_select = false;
     unsetenv("HERD_MCA_stub_delta_priority");
     assert_int_equal(HERD_SUCCESS, rc);
@@ -214,9 +187,9 @@ static void test_multi_select_order(void **state)
 static void test_include_list(void **state)
 {
     setenv("HERD_MCA_stub", "alpha,delta", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_select(&stub_framework);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_int_equal(HERD_SUCCESS, rc);
     /* delta declines (negative priority), so alpha is all that is left */
     assert_string_equal("alpha", winner());
@@ -227,9 +200,9 @@ static void test_include_list(void **state)
 static void test_exclude_list(void **state)
 {
     setenv("HERD_MCA_stub", "^beta", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_select(&stub_framework);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_int_equal(HERD_SUCCESS, rc);
     assert_string_equal("gamma", winner());
 }
@@ -237,9 +210,9 @@ static void test_exclude_list(void **state)
 static void test_exclude_everything_available(void **state)
 {
     setenv("HERD_MCA_stub", "^alpha,beta,gamma", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_select(&stub_framework);
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_int_equal(HERD_ERR_NOT_FOUND, rc); /* delta declines: nothing to select */
     assert_null(winner());
 }
@@ -247,9 +220,9 @@ static void test_exclude_everything_available(void **state)
 static void test_mixed_list_is_an_error(void **state)
 {
     setenv("HERD_MCA_stub", "alpha,^beta", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_open(&stub_framework);
-    char *err = captured_stderr();
+    char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, rc);
     assert_non_null(strstr(err, "alpha,^beta"));
     assert_non_null(strstr(err, "HERD_MCA_stub"));
@@ -260,9 +233,9 @@ static void test_mixed_list_is_an_error(void **state)
 static void test_unknown_name_is_an_error(void **state)
 {
     setenv("HERD_MCA_stub", "alpha,betta", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_open(&stub_framework);
-    char *err = captured_stderr();
+    char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, rc);
     assert_non_null(strstr(err, "\"betta\""));
     assert_non_null(strstr(err, "alpha, beta, delta, gamma"));
@@ -273,9 +246,9 @@ static void test_parse_selection(void **state)
 {
     bool exclude = true;
     char **names = (char **) 1;
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_framework_register(&stub_framework));
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_int_equal(HERD_SUCCESS, opal_mca_parse_selection(&stub_framework, "", &exclude, &names));
     assert_false(exclude);
     assert_null(names);
@@ -301,13 +274,13 @@ static void test_parse_selection(void **state)
 
 static void test_close_and_reopen(void **state)
 {
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
     opal_mca_framework_close(&stub_framework);
     assert_int_equal(0, stub_framework.num_components);
     assert_null(stub_framework.selected);
     assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_string_equal("beta", winner());
 }
 
@@ -316,14 +289,14 @@ static void test_unload_and_reload(void **state)
 {
     setenv("HERD_MCA_mca_base_component_unload", "1", 1);
     setenv("HERD_MCA_stub_beta_priority", "60", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
     assert_string_equal("beta", winner());
     opal_mca_framework_close(&stub_framework);
     unsetenv("HERD_MCA_stub_beta_priority");
     setenv("HERD_MCA_stub_gamma_priority", "70", 1);
     assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
-    free(captured_stderr());
+    free(herd_test_capture_stop(&stderr_capture));
     unsetenv("HERD_MCA_stub_gamma_priority");
     unsetenv("HERD_MCA_mca_base_component_unload");
     assert_string_equal("gamma", winner());

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
+#include "support/capture.h"
 
 /* Storage given to opal_mca_var_register*() is static in every test, as a component's is: the
  * variable system writes to it until finalize, which teardown reaches after the test returned. */
@@ -28,12 +29,10 @@ static const opal_mca_component_t tcp_component = {.framework = "fabric", .name 
 static const opal_mca_var_enum_value_t fabric_kinds[] = {
     {"tcp", 1}, {"ofi", 2}, {"ucx", 3}, {NULL, 0}};
 
-/* Per-test state: a scratch folder, how many times the test called init, and stderr capture. */
+/* Per-test state: a scratch folder and how many times the test called init. */
 static struct {
     char dir[64];
     int inits;
-    int saved_stderr;
-    char capture_path[128];
 } t;
 
 /* ---------------------------------------------------------------------------------------------
@@ -92,42 +91,7 @@ static void test_finalize(void)
     t.inits--;
 }
 
-static void capture_start(void)
-{
-    int fd;
-
-    snprintf(t.capture_path, sizeof(t.capture_path), "%s/stderr.txt", t.dir);
-    fd = open(t.capture_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    t.saved_stderr = dup(STDERR_FILENO);
-    assert_true(t.saved_stderr >= 0);
-    assert_true(dup2(fd, STDERR_FILENO) >= 0);
-    close(fd);
-}
-
-/* What was written to stderr since capture_start(); the caller frees it. */
-static char *capture_end(void)
-{
-    FILE *file;
-    long size;
-    char *text;
-
-    fflush(stderr);
-    assert_true(dup2(t.saved_stderr, STDERR_FILENO) >= 0);
-    close(t.saved_stderr);
-    t.saved_stderr = -1;
-    file = fopen(t.capture_path, "r");
-    assert_non_null(file);
-    fseek(file, 0, SEEK_END);
-    size = ftell(file);
-    rewind(file);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal((size_t) size, fread(text, 1, (size_t) size, file));
-    fclose(file);
-    return text;
-}
+static herd_test_capture_t stderr_capture;
 
 static void assert_contains(const char *text, const char *part)
 {
@@ -190,7 +154,6 @@ static int setup(void **state)
         return -1;
     }
     t.inits = 0;
-    t.saved_stderr = -1;
     clear_mca_environment();
     setenv("HOME", t.dir, 1);
     return 0;
@@ -198,8 +161,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    if (t.saved_stderr >= 0) {
-        free(capture_end());
+    if (NULL != stderr_capture.file) { /* a test failed while capturing */
+        free(herd_test_capture_stop(&stderr_capture));
     }
     while (t.inits > 0) {
         test_finalize();
@@ -583,15 +546,15 @@ static void test_register_mistakes(void **state)
     enum_value = 1;
 
     /* Before init nothing could have applied: refused, and said so. */
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERROR,
                      opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &value));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "opal_mca_var_init");
     free(out);
 
     test_init();
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM,
                      opal_mca_var_register(&tcp_component, "bad name", NULL, OPAL_MCA_VAR_INT,
                                            &value));
@@ -604,7 +567,7 @@ static void test_register_mistakes(void **state)
     /* The same name with another type is a programming mistake. */
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_register(&tcp_component, "port", NULL,
                                                                OPAL_MCA_VAR_STRING, &text));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "fabric_tcp_bad name");
     assert_contains(out, "fabric_tcp_port");
     free(out);
@@ -846,10 +809,10 @@ static void test_param_file_syntax(void **state)
     eq = NULL;
 
     setenv("HERD_MCA_param_files", path, 1);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_init());
     t.inits++;
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     /* Both bad lines are reported with file:line and their text; nothing else is said. */
     assert_true(asprintf(&where, "%s:9", path) > 0);
     assert_contains(out, where);
@@ -893,9 +856,9 @@ static void test_missing_and_unreadable_files(void **state)
     /* A missing file is silently skipped. */
     assert_true(asprintf(&list, "%s/none.conf", t.dir) > 0);
     setenv("HERD_MCA_param_files", list, 1);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     test_init();
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_string_equal("", out);
     free(out);
     test_finalize();
@@ -905,9 +868,9 @@ static void test_missing_and_unreadable_files(void **state)
     assert_true(asprintf(&folder, "%s/a-folder", t.dir) > 0);
     assert_int_equal(0, mkdir(folder, 0700));
     setenv("HERD_MCA_param_files", folder, 1);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     test_init();
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, folder);
     assert_contains(out, "could not be read");
     free(out);
@@ -918,9 +881,9 @@ static void test_missing_and_unreadable_files(void **state)
 
         assert_int_equal(0, chmod(path, 0));
         setenv("HERD_MCA_param_files", path, 1);
-        capture_start();
+        herd_test_capture_start(&stderr_capture);
         test_init();
-        out = capture_end();
+        out = herd_test_capture_stop(&stderr_capture);
         assert_contains(out, path);
         assert_contains(out, strerror(EACCES));
         free(out);
@@ -970,9 +933,9 @@ static void test_bad_env_int(void **state)
 
     setenv("HERD_MCA_fabric_tcp_port", "12x", 1);
     test_init();
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     index = opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, index);
     assert_int_equal(5000, port);
     assert_contains(out, "fabric_tcp_port");
@@ -988,15 +951,15 @@ static void test_bad_env_int(void **state)
     assert_true(index >= 0);
     assert_source(index, OPAL_MCA_VAR_SOURCE_DEFAULT, NULL);
     /* A synonym makes the variable look at its settings again, bad one included. */
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_register_synonym(index, "tcp_port_older"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_string_equal("", out);
     free(out);
     assert_int_equal(5000, port);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("fabric_tcp_port", "7"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_string_equal("", out);
     free(out);
     assert_int_equal(7, port);
@@ -1016,9 +979,9 @@ static void test_bad_value_falls_back_to_lower_source(void **state)
     setenv("HERD_MCA_fabric_tcp_port", "-", 1);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("fabric_tcp_port", "0x"));
     test_init();
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     index = opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, index);
     assert_int_equal(7, port);
     /* Both bad settings are named, each with its source; the file's value is kept. */
@@ -1051,7 +1014,7 @@ static void test_bad_values_of_other_types(void **state)
     setenv("HERD_MCA_fabric_tcp_b", "perhaps", 1);
     setenv("HERD_MCA_fabric_tcp_kind", "sm", 1);
     test_init();
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM,
                      opal_mca_var_register(&tcp_component, "u", NULL, OPAL_MCA_VAR_UNSIGNED, &u));
     assert_int_equal(HERD_ERR_BAD_PARAM,
@@ -1060,7 +1023,7 @@ static void test_bad_values_of_other_types(void **state)
                      opal_mca_var_register(&tcp_component, "b", NULL, OPAL_MCA_VAR_BOOL, &b));
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_register_enum(&tcp_component, "kind", NULL,
                                                                     fabric_kinds, &kind));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(1, u);
     assert_true(2 == size);
     assert_true(b);
@@ -1108,9 +1071,9 @@ static void test_cli_after_registration(void **state)
     assert_source(name_index, OPAL_MCA_VAR_SOURCE_CLI, "--mca");
 
     /* A bad value is refused at once and changes nothing. */
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_set_cli("fabric_tcp_port", "lots"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(6001, port);
     assert_source(index, OPAL_MCA_VAR_SOURCE_CLI, "--mca");
     assert_contains(out, "fabric_tcp_port");
@@ -1129,9 +1092,9 @@ static void test_cli_after_registration(void **state)
     assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("fabric_tcp_port", "6002"));
     assert_int_equal(43, port);
     assert_source(index, OPAL_MCA_VAR_SOURCE_SET, NULL);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_set_value(index, "forty"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "\"forty\"");
     free(out);
     assert_int_equal(43, port);
@@ -1144,11 +1107,11 @@ static void test_cli_names_checked(void **state)
     static int port;
     char *out;
 
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_set_cli("bad-name", "1"));
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_set_cli("", "1"));
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_set_cli("fabric_tcp_port", NULL));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "bad-name");
     free(out);
     /* Recorded before init, applied at registration. */
@@ -1217,9 +1180,9 @@ static void test_synonym(void **state)
     test_init();
     index = opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
     assert_int_equal(5000, port);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_register_synonym(index, "tcp_port_old"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(77, port);
     assert_source(index, OPAL_MCA_VAR_SOURCE_ENV, "HERD_MCA_tcp_port_old");
     assert_contains(out, "tcp_port_old");
@@ -1235,9 +1198,9 @@ static void test_synonym(void **state)
     assert_value_string(old_index, "77");
 
     /* The old name on the command line outranks the environment; warned once per name only. */
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("tcp_port_old", "88"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_string_equal("", out);
     free(out);
     assert_int_equal(88, port);
@@ -1245,9 +1208,9 @@ static void test_synonym(void **state)
 
     /* Registering the same synonym again is harmless; taking a used name is not. */
     assert_int_equal(HERD_SUCCESS, opal_mca_var_register_synonym(index, "tcp_port_old"));
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_ERR_BAD_PARAM, opal_mca_var_register_synonym(index, "fabric_tcp_port"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     free(out);
 }
 
@@ -1265,9 +1228,9 @@ static void test_synonym_loses_to_new_name_in_same_source(void **state)
     setenv("HERD_MCA_fabric_tcp_port", "4", 1);
     test_init();
     index = opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, opal_mca_var_register_synonym(index, "tcp_port_old"));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(4, port);
     assert_contains(out, "renamed");
     free(out);
@@ -1277,9 +1240,9 @@ static void test_synonym_loses_to_new_name_in_same_source(void **state)
     unsetenv("HERD_MCA_fabric_tcp_port");
     test_init();
     index = opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     opal_mca_var_register_synonym(index, "tcp_port_old");
-    free(capture_end());
+    free(herd_test_capture_stop(&stderr_capture));
     assert_int_equal(3, port);
     free(file);
 }
@@ -1304,17 +1267,17 @@ static void test_unknown_names(void **state)
     assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("fabricx_port", "1"));
 
     /* A prefix covers "<prefix>_..." and "<prefix>" itself, not "<prefix>x...". */
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(2, opal_mca_var_check_unknown(skip_fabric));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "completely_unrelated_thing");
     assert_contains(out, "fabricx_port");
     assert_null(strstr(out, "fabric_tcp_prot"));
     free(out);
 
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(4, opal_mca_var_check_unknown(skip_other));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "fabric_tcp_prot is not a variable");
     assert_contains(out, "set from the environment (HERD_MCA_fabric_tcp_prot)");
     assert_contains(out, "Did you mean fabric_tcp_port?");
@@ -1327,9 +1290,9 @@ static void test_unknown_names(void **state)
     assert_null(strstr(out, "param_files"));
     free(out);
 
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(4, opal_mca_var_check_unknown(NULL));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_string_equal("", out);
     free(out);
     free(file);
@@ -1345,9 +1308,9 @@ static void test_unknown_name_without_suggestion(void **state)
     setenv("HERD_MCA_zzzzzzzzzz", "1", 1);
     test_init();
     opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
-    capture_start();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(1, opal_mca_var_check_unknown(NULL));
-    out = capture_end();
+    out = herd_test_capture_stop(&stderr_capture);
     assert_contains(out, "zzzzzzzzzz is not a variable");
     assert_contains(out, "set from the environment (HERD_MCA_zzzzzzzzzz)");
     assert_null(strstr(out, "Did you mean"));

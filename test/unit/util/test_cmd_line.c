@@ -14,6 +14,7 @@
 
 #include "opal/util/argv.h"
 #include "opal/util/cmd_line.h"
+#include "support/capture.h"
 
 static const opal_cmd_line_option_t options[] = {
     {"np", 'n', 1, "N", "Number of processes to start"},
@@ -27,53 +28,19 @@ static const opal_cmd_line_option_t options[] = {
     {NULL, 0, 0, NULL, NULL},
 };
 
-/* stderr redirected into a temporary file, so the messages can be compared. Assertions are made
- * only after capture_stop, so a failure message is never swallowed. */
-typedef struct {
-    FILE *file;
-    int saved_fd;
-} capture_t;
-
-static void capture_start(capture_t *capture)
-{
-    fflush(stderr);
-    capture->file = tmpfile();
-    assert_non_null(capture->file);
-    capture->saved_fd = dup(STDERR_FILENO);
-    assert_true(capture->saved_fd >= 0);
-    assert_true(dup2(fileno(capture->file), STDERR_FILENO) >= 0);
-}
-
-static char *capture_stop(capture_t *capture)
-{
-    char *text;
-    long size;
-
-    fflush(stderr);
-    dup2(capture->saved_fd, STDERR_FILENO);
-    close(capture->saved_fd);
-    fseek(capture->file, 0, SEEK_END);
-    size = ftell(capture->file);
-    rewind(capture->file);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, capture->file), (size_t) size);
-    fclose(capture->file);
-    return text;
-}
 
 /* Parse a command line given as one string of space-separated words (argv[0] is added). */
 static int parse_words(opal_cmd_line_t *cmd, const char *words, bool stop_at_first_nonoption,
                        char **errors)
 {
     char **argv = opal_argv_split(words, ' ');
-    capture_t capture;
+    herd_test_capture_t capture;
     int rc;
 
     assert_int_equal(opal_argv_prepend(&argv, "herd-test"), HERD_SUCCESS);
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     rc = opal_cmd_line_parse(cmd, (int) opal_argv_count(argv), argv, stop_at_first_nonoption);
-    *errors = capture_stop(&capture);
+    *errors = herd_test_capture_stop(&capture);
     opal_argv_free(argv);
     return rc;
 }
@@ -363,12 +330,12 @@ static void test_tail_before_any_parse(void **state)
 static int create_with(const char *tool, const opal_cmd_line_option_t *table, char **errors)
 {
     opal_cmd_line_t *cmd = NULL;
-    capture_t capture;
+    herd_test_capture_t capture;
     int rc;
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     rc = opal_cmd_line_create(tool, table, &cmd);
-    *errors = capture_stop(&capture);
+    *errors = herd_test_capture_stop(&capture);
     if (HERD_SUCCESS == rc) {
         opal_cmd_line_free(cmd);
     } else {

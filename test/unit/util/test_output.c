@@ -16,41 +16,8 @@
 
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "support/capture.h"
 
-/* stderr redirected into a temporary file. Assertions are made only after capture_stop, so a
- * failure message is never swallowed. */
-typedef struct {
-    FILE *file;
-    int saved_fd;
-} capture_t;
-
-static void capture_start(capture_t *capture)
-{
-    fflush(stderr);
-    capture->file = tmpfile();
-    assert_non_null(capture->file);
-    capture->saved_fd = dup(STDERR_FILENO);
-    assert_true(capture->saved_fd >= 0);
-    assert_true(dup2(fileno(capture->file), STDERR_FILENO) >= 0);
-}
-
-static char *capture_stop(capture_t *capture)
-{
-    char *text;
-    long size;
-
-    fflush(stderr);
-    dup2(capture->saved_fd, STDERR_FILENO);
-    close(capture->saved_fd);
-    fseek(capture->file, 0, SEEK_END);
-    size = ftell(capture->file);
-    rewind(capture->file);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, capture->file), (size_t) size);
-    fclose(capture->file);
-    return text;
-}
 
 /* "[host:pid] " for a process, as the streams write it. */
 static char *host_pid_prefix(pid_t pid)
@@ -73,15 +40,15 @@ static int teardown(void **state)
 
 static void test_stream_zero_has_no_prefix(void **state)
 {
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output(OPAL_OUTPUT_STDERR, "hello %d", 5);
     opal_output(OPAL_OUTPUT_STDERR, "ends with newline\n");
     opal_output(OPAL_OUTPUT_STDERR, "two\nlines");
     opal_output(OPAL_OUTPUT_STDERR, "%s", "");
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_string_equal(text, "hello 5\nends with newline\ntwo\nlines\n\n");
     free(text);
 }
@@ -90,15 +57,15 @@ static void test_prefix_on_every_line(void **state)
 {
     char *host_pid = host_pid_prefix(getpid());
     char expected[1024];
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
     int stream = opal_output_open("fw", 0);
 
     assert_true(stream >= 1);
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output(stream, "first\nsecond\n\nlast %s", "word");
     opal_output(stream, "%s", "");
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     snprintf(expected, sizeof(expected),
              "%sfw: first\n%sfw: second\n%sfw: \n%sfw: last word\n%sfw: \n", host_pid, host_pid,
              host_pid, host_pid, host_pid);
@@ -111,17 +78,17 @@ static void test_stream_without_prefix_name(void **state)
 {
     char *host_pid = host_pid_prefix(getpid());
     char expected[512];
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
     int unnamed = opal_output_open(NULL, 0);
     int empty = opal_output_open("", 0);
 
     assert_true(unnamed >= 1);
     assert_true(empty >= 1);
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output(unnamed, "a");
     opal_output(empty, "b");
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     snprintf(expected, sizeof(expected), "%sa\n%sb\n", host_pid, host_pid);
     assert_string_equal(text, expected);
     free(text);
@@ -132,12 +99,12 @@ static void test_verbosity_filters_levels(void **state)
 {
     char *host_pid = host_pid_prefix(getpid());
     char expected[512];
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
     int stream = opal_output_open("v", 5);
 
     assert_int_equal(opal_output_get_verbosity(stream), 5);
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output_verbose(0, stream, "level 0");
     opal_output_verbose(5, stream, "level 5");
     opal_output_verbose(6, stream, "level 6 hidden");
@@ -147,7 +114,7 @@ static void test_verbosity_filters_levels(void **state)
     opal_output_set_verbosity(stream, -1);
     opal_output_verbose(0, stream, "level 0 hidden at -1");
     opal_output(stream, "plain output ignores verbosity");
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_int_equal(opal_output_get_verbosity(stream), -1);
     snprintf(expected, sizeof(expected), "%sv: level 0\n%sv: level 5\n%sv: level 6 now shown\n"
              "%sv: plain output ignores verbosity\n", host_pid, host_pid, host_pid, host_pid);
@@ -158,11 +125,11 @@ static void test_verbosity_filters_levels(void **state)
 
 static void test_stream_zero_verbosity(void **state)
 {
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
 
     assert_int_equal(opal_output_get_verbosity(OPAL_OUTPUT_STDERR), 0);
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output_verbose(0, OPAL_OUTPUT_STDERR, "shown");
     opal_output_verbose(1, OPAL_OUTPUT_STDERR, "hidden");
     opal_output_set_verbosity(OPAL_OUTPUT_STDERR, 3);
@@ -170,7 +137,7 @@ static void test_stream_zero_verbosity(void **state)
     /* Finalize puts stream 0 back to its default. */
     opal_output_finalize();
     opal_output_verbose(3, OPAL_OUTPUT_STDERR, "hidden again");
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_string_equal(text, "shown\nnow shown\n");
     assert_int_equal(opal_output_get_verbosity(OPAL_OUTPUT_STDERR), 0);
     free(text);
@@ -178,7 +145,7 @@ static void test_stream_zero_verbosity(void **state)
 
 static void test_unknown_and_closed_streams(void **state)
 {
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
     int stream = opal_output_open("closed", 10);
 
@@ -191,14 +158,14 @@ static void test_unknown_and_closed_streams(void **state)
     assert_int_equal(opal_output_get_verbosity(12345), 0);
     assert_int_equal(opal_output_get_verbosity(stream), 0);
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output(stream, "after close");
     opal_output(12345, "never opened");
     opal_output(-1, "negative");
     opal_output_verbose(0, 12345, "verbose level 0");
     opal_output_verbose(1, 12345, "verbose level 1 hidden");
     opal_output(OPAL_OUTPUT_STDERR, "stream zero still works");
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_string_equal(text, "after close\nnever opened\nnegative\nverbose level 0\n"
                               "stream zero still works\n");
     free(text);
@@ -230,7 +197,7 @@ static void test_many_streams_distinct_ids(void **state)
 static void test_long_message_is_not_truncated(void **state)
 {
     char *long_text = malloc(5001);
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
 
     assert_non_null(long_text);
@@ -238,9 +205,9 @@ static void test_long_message_is_not_truncated(void **state)
         long_text[i] = (char) ('a' + i % 26);
     }
     long_text[5000] = '\0';
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     opal_output(OPAL_OUTPUT_STDERR, "<%s>", long_text);
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_int_equal(strlen(text), 5003);
     assert_int_equal(text[0], '<');
     assert_memory_equal(&text[1], long_text, 5000);
@@ -289,12 +256,12 @@ static void test_threads_do_not_interleave(void **state)
     size_t host_pid_length = strlen(host_pid);
     int stream = opal_output_open("mt", 0);
     pthread_barrier_t start;
-    capture_t capture;
+    herd_test_capture_t capture;
     char **lines;
     char *text;
 
     assert_int_equal(pthread_barrier_init(&start, NULL, NUM_THREADS), 0);
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     for (int t = 0; t < NUM_THREADS; t++) {
         args[t].stream = stream;
         args[t].thread = t;
@@ -304,7 +271,7 @@ static void test_threads_do_not_interleave(void **state)
     for (int t = 0; t < NUM_THREADS; t++) {
         pthread_join(threads[t], NULL);
     }
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     pthread_barrier_destroy(&start);
 
     /* Each message's two lines must be adjacent and whole, and each thread's messages in order. */
@@ -337,20 +304,20 @@ static void test_forked_child_shows_its_own_pid(void **state)
 {
     int stream = opal_output_open("child", 0);
     char expected[512];
-    capture_t capture;
+    herd_test_capture_t capture;
     char *host_pid;
     char *text;
     int status;
     pid_t child;
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     child = fork();
     if (0 == child) {
         opal_output(stream, "from the child");
         _exit(0);
     }
     waitpid(child, &status, 0);
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_true(child > 0);
     assert_true(WIFEXITED(status) && 0 == WEXITSTATUS(status));
     host_pid = host_pid_prefix(child);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "opal/util/show_help.h"
+#include "support/capture.h"
 
 #define FIRST HERD_TEST_SRCDIR "/util/fixtures/first"
 #define SECOND HERD_TEST_SRCDIR "/util/fixtures/second"
@@ -21,40 +22,6 @@
 static const char dashes[] =
     "--------------------------------------------------------------------------\n";
 
-/* stderr redirected into a temporary file. Assertions are made only after capture_stop, so a
- * failure message is never swallowed. */
-typedef struct {
-    FILE *file;
-    int saved_fd;
-} capture_t;
-
-static void capture_start(capture_t *capture)
-{
-    fflush(stderr);
-    capture->file = tmpfile();
-    assert_non_null(capture->file);
-    capture->saved_fd = dup(STDERR_FILENO);
-    assert_true(capture->saved_fd >= 0);
-    assert_true(dup2(fileno(capture->file), STDERR_FILENO) >= 0);
-}
-
-static char *capture_stop(capture_t *capture)
-{
-    char *text;
-    long size;
-
-    fflush(stderr);
-    dup2(capture->saved_fd, STDERR_FILENO);
-    close(capture->saved_fd);
-    fseek(capture->file, 0, SEEK_END);
-    size = ftell(capture->file);
-    rewind(capture->file);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, capture->file), (size_t) size);
-    fclose(capture->file);
-    return text;
-}
 
 static int use_both_folders(void **state)
 {
@@ -85,13 +52,13 @@ static void test_error_header_frames_the_text(void **state)
 static void test_show_help_prints_to_stderr(void **state)
 {
     char *expected = opal_show_help_string("help-test-util.txt", "greeting", true, "Bo", 0);
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
     int rc;
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     rc = opal_show_help("help-test-util.txt", "greeting", true, "Bo", 0);
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_int_equal(rc, HERD_SUCCESS);
     assert_string_equal(text, expected);
     assert_non_null(strstr(text, "Hello Bo, you have 0 new messages."));
@@ -159,13 +126,13 @@ static void test_file_only_in_a_later_folder(void **state)
 
 static void test_missing_file_fallback(void **state)
 {
-    capture_t capture;
+    herd_test_capture_t capture;
     char *text;
     int rc;
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     rc = opal_show_help("help-no-such-file.txt", "some-topic", true, "lost", 42);
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_int_equal(rc, HERD_ERR_NOT_FOUND);
     /* Framed like the message it replaces; names the file, the topic and where it looked. */
     assert_memory_equal(text, dashes, strlen(dashes));
@@ -191,12 +158,12 @@ static void test_missing_topic_fallback(void **state)
     assert_null(strstr(text, dashes));
     free(text);
 
-    capture_t capture;
+    herd_test_capture_t capture;
     int rc;
 
-    capture_start(&capture);
+    herd_test_capture_start(&capture);
     rc = opal_show_help("help-test-util.txt", "no-such-topic", false);
-    text = capture_stop(&capture);
+    text = herd_test_capture_stop(&capture);
     assert_int_equal(rc, HERD_ERR_NOT_FOUND);
     assert_non_null(strstr(text, "no-such-topic"));
     free(text);
