@@ -1,11 +1,15 @@
 /* The dynamic loader: libltdl, initialised on first use and shut down with the MCA core. */
 #include "herd_config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ltdl.h>
 
@@ -27,17 +31,61 @@ static char *dl_error_copy(const char *fallback)
     return strdup(NULL != msg ? msg : fallback);
 }
 
+/* The shared object a module path names: from the dlname of its .la (uninstalled modules
+ * live in .libs beside it), else path.so. False when there is none to check. */
+static bool dl_shared_object(const char *path, char *so, size_t size)
+{
+    char la[4096], line[1024];
+    char dlname[512] = "";
+    snprintf(la, sizeof(la), "%s.la", path);
+    FILE *f = fopen(la, "r");
+    if (NULL != f) {
+        while (NULL != fgets(line, sizeof(line), f)) {
+            if (1 == sscanf(line, "dlname='%511[^']'", dlname)) {
+                break;
+            }
+        }
+        fclose(f);
+    }
+    const char *slash = strrchr(path, '/');
+    int dir_len = (NULL != slash) ? (int) (slash - path) : 1;
+    const char *dir = (NULL != slash) ? path : ".";
+    if ('\0' != dlname[0]) {
+        snprintf(so, size, "%.*s/.libs/%s", dir_len, dir, dlname);
+        if (0 != access(so, F_OK)) {
+            snprintf(so, size, "%.*s/%s", dir_len, dir, dlname);
+        }
+    } else {
+        snprintf(so, size, "%s.so", path);
+    }
+    return 0 == access(so, F_OK);
+}
+
 int opal_mca_dl_open(const char *path, void **handle, char **filename, char **error)
 {
+    char so[4096];
+    void *resolved = NULL;
     pthread_once(&dl_once, dl_init);
     if (HERD_SUCCESS != dl_init_status) {
         *error = strdup("libltdl failed to initialise");
         return HERD_ERROR;
     }
+    /* libltdl binds lazily: a component with an undefined function would load and then kill
+     * the process when called. Resolve every symbol now, and if that fails, report dlopen's
+     * own reason (libltdl would only say "file not found"). The object stays loaded while
+     * libltdl opens it, so that second open costs nothing. */
+    if (dl_shared_object(path, so, sizeof(so))) {
+        resolved = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+        if (NULL == resolved) {
+            const char *msg = dlerror();
+            *error = strdup(NULL != msg ? msg : "dlopen failed");
+            return HERD_ERR_NOT_FOUND;
+        }
+    }
     lt_dladvise advise;
     if (0 != lt_dladvise_init(&advise)) {
         *error = dl_error_copy("lt_dladvise_init failed");
-        return HERD_ERR_OUT_OF_RESOURCE;
+        goto err_resolved;
     }
     /* Try the extensions libtool knows (.la first), and keep symbols local to the module. */
     lt_dladvise_ext(&advise);
@@ -46,16 +94,26 @@ int opal_mca_dl_open(const char *path, void **handle, char **filename, char **er
     lt_dladvise_destroy(&advise);
     if (NULL == h) {
         *error = dl_error_copy("unknown dynamic loader error");
-        return HERD_ERR_NOT_FOUND;
+        goto err_resolved;
     }
     const lt_dlinfo *info = lt_dlgetinfo(h);
     *filename = strdup(NULL != info && NULL != info->filename ? info->filename : path);
     if (NULL == *filename) {
         lt_dlclose(h);
-        return HERD_ERR_OUT_OF_RESOURCE;
+        *error = strdup("out of memory");
+        goto err_resolved;
+    }
+    if (NULL != resolved) {
+        dlclose(resolved);
     }
     *handle = h;
     return HERD_SUCCESS;
+
+err_resolved:
+    if (NULL != resolved) {
+        dlclose(resolved);
+    }
+    return HERD_ERR_NOT_FOUND;
 }
 
 int opal_mca_dl_sym(void *handle, const char *symbol, void **address, char **error)

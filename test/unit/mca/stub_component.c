@@ -40,8 +40,18 @@ static int stub_register(const opal_mca_component_t *component)
     return rc < 0 ? rc : HERD_SUCCESS;
 }
 
+#ifdef STUB_UNDEFINED
+/* Exists nowhere: dlopen() must refuse this DSO, and the loader must say why. */
+extern int herd_stub_symbol_that_does_not_exist(void);
+#endif
+
 static int stub_query(const opal_mca_component_t *component, void **module, int *priority)
 {
+#ifdef STUB_UNDEFINED
+    if (0 != herd_stub_symbol_that_does_not_exist()) {
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+#endif
     if (stub_state.priority < 0) {
         return HERD_ERR_NOT_AVAILABLE; /* a negative priority means "decline" in these tests */
     }
