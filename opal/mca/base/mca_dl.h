@@ -6,8 +6,9 @@
 
 /* Open a module by path, with or without extension (.la is preferred, so uninstalled modules
  * load from the build tree). Every symbol is resolved now: a module that needs one nobody
- * defines is refused with dlopen's reason instead of failing later when called. On success *filename is the file actually loaded (caller frees);
- * on failure *error is the loader's own message (caller frees). */
+ * defines is refused with dlopen's reason instead of failing later when called. On success
+ * *filename is the file actually loaded (caller frees); on failure *error is the loader's own
+ * message (caller frees). */
 int opal_mca_dl_open(const char *path, void **handle, char **filename, char **error);
 /* Look up symbol; on failure *error is the loader's message (caller frees). */
 int opal_mca_dl_sym(void *handle, const char *symbol, void **address, char **error);
