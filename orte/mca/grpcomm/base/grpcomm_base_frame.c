@@ -1,8 +1,72 @@
-/* The grpcomm framework object and its static-component table. */
+/* The grpcomm framework object, its static-component table, and opening it with one selected
+ * component. */
 #include "herd_config.h"
 
+#include "opal/mca/mca.h"
 #include "orte/mca/grpcomm/grpcomm.h"
+
 #include "orte/mca/grpcomm/base/static-components.h"
 
 opal_mca_framework_t orte_grpcomm_base_framework = OPAL_MCA_FRAMEWORK_INIT(
-    orte, grpcomm, "Collectives among daemons: broadcast, barrier, allgather", false, orte_grpcomm_static_components);
+    orte, grpcomm, "Collectives among daemons: broadcast, barrier, allgather", false,
+    orte_grpcomm_static_components);
+
+int orte_grpcomm_base_open(void)
+{
+    opal_mca_framework_t *fw = &orte_grpcomm_base_framework;
+    int rc;
+
+    /* a second open would take a second reference on the MCA system that one close cannot drop */
+    if (fw->opened) {
+        return HERD_SUCCESS;
+    }
+    rc = opal_mca_init();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = opal_mca_framework_open(fw);
+    if (HERD_SUCCESS != rc) {
+        goto err_framework;
+    }
+    /* HERD_ERR_NOT_FOUND (nothing available) is for the caller to report: a DVM cannot run
+     * without collectives, a tool may not need them */
+    rc = opal_mca_framework_select(fw);
+    if (HERD_SUCCESS != rc) {
+        goto err_framework;
+    }
+    return HERD_SUCCESS;
+
+err_framework:
+    opal_mca_framework_close(fw);
+    opal_mca_finalize();
+    return rc;
+}
+
+void orte_grpcomm_base_close(void)
+{
+    opal_mca_framework_t *fw = &orte_grpcomm_base_framework;
+
+    if (!fw->opened) {
+        return;
+    }
+    opal_mca_framework_close(fw);
+    opal_mca_finalize();
+}
+
+const orte_grpcomm_module_t *orte_grpcomm_base_module(void)
+{
+    const opal_mca_framework_t *fw = &orte_grpcomm_base_framework;
+
+    return fw->opened ? opal_mca_framework_module(fw) : NULL;
+}
+
+int orte_grpcomm_base_rounds(orte_grpcomm_op_t op, uint32_t num_daemons, uint32_t radix,
+                             uint32_t *rounds)
+{
+    const orte_grpcomm_module_t *module = orte_grpcomm_base_module();
+
+    if (NULL == module) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    return module->rounds(op, num_daemons, radix, rounds);
+}
