@@ -1,6 +1,147 @@
-/* overlay tcp: TCP connections on libevent, authenticated with the DVM's secret (libsodium). */
+/* overlay tcp: TCP connections on libevent, authenticated with the DVM's secret (libsodium).
+ * This file holds the component: its variables, their checks, and the offer of the module. */
 #include "herd_config.h"
 
-#include "orte/mca/overlay/overlay.h"
+#include <sodium.h>
+#include <stdint.h>
+#include <stdio.h>
 
-OPAL_MCA_COMPONENT(orte, overlay, tcp);
+#include "opal/mca/base/mca_var.h"
+#include "opal/mca/fabric/base/base.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+#include "orte/mca/overlay/overlay.h"
+#include "orte/mca/overlay/tcp/overlay_tcp.h"
+
+#define OVERLAY_TCP_DEFAULT_PRIORITY          10
+#define OVERLAY_TCP_DEFAULT_MAX_MESSAGE_SIZE  ((size_t) 64 * 1024 * 1024)
+#define OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT 30u
+
+overlay_tcp_settings_t overlay_tcp_settings = {
+    .priority = OVERLAY_TCP_DEFAULT_PRIORITY,
+    .max_message_size = OVERLAY_TCP_DEFAULT_MAX_MESSAGE_SIZE,
+    .handshake_timeout = OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT,
+    .if_include_index = -1,
+    .if_exclude_index = -1,
+};
+
+static int overlay_tcp_register(const opal_mca_component_t *component)
+{
+    overlay_tcp_settings_t *s = &overlay_tcp_settings;
+    int index;
+
+    /* storage holds the default on entry; a component that stays loaded (static build) still
+     * holds the values of its previous registration */
+    s->priority = OVERLAY_TCP_DEFAULT_PRIORITY;
+    s->max_message_size = OVERLAY_TCP_DEFAULT_MAX_MESSAGE_SIZE;
+    s->handshake_timeout = OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT;
+    s->if_include = NULL;
+    s->if_exclude = NULL;
+    index = opal_mca_var_register(component, "priority",
+                                  "Priority of the tcp overlay component (the highest available "
+                                  "overlay component is used)",
+                                  OPAL_MCA_VAR_INT, &s->priority);
+    if (index < 0) {
+        return index;
+    }
+    index = opal_mca_var_register(component, "max_message_size",
+                                  "Largest message payload a daemon sends or accepts, in bytes "
+                                  "(k/m/g suffixes allowed). A neighbour that sends a larger one "
+                                  "is disconnected: set the same value on every node",
+                                  OPAL_MCA_VAR_SIZE, &s->max_message_size);
+    if (index < 0) {
+        return index;
+    }
+    /* tuning knobs: shown to tuners (herd-info --level 4), not to every user */
+    opal_mca_var_set_level(index, 4);
+    index = opal_mca_var_register(component, "handshake_timeout",
+                                  "Seconds a new connection may take to authenticate before it is "
+                                  "dropped (at least 1)",
+                                  OPAL_MCA_VAR_UNSIGNED, &s->handshake_timeout);
+    if (index < 0) {
+        return index;
+    }
+    opal_mca_var_set_level(index, 4);
+    index = opal_mca_var_register(component, "if_include",
+                                  "Comma-separated interfaces the daemons may listen on and "
+                                  "advertise, by name (eth0) or subnet (10.0.0.0/8, fd00::/64). "
+                                  "Cannot be combined with overlay_tcp_if_exclude",
+                                  OPAL_MCA_VAR_STRING, &s->if_include);
+    if (index < 0) {
+        return index;
+    }
+    s->if_include_index = index;
+    index = opal_mca_var_register(component, "if_exclude",
+                                  "Comma-separated interfaces the daemons must not use, by name "
+                                  "(docker0) or subnet (172.17.0.0/16). Cannot be combined with "
+                                  "overlay_tcp_if_include",
+                                  OPAL_MCA_VAR_STRING, &s->if_exclude);
+    if (index < 0) {
+        return index;
+    }
+    s->if_exclude_index = index;
+    return HERD_SUCCESS;
+}
+
+static int overlay_tcp_open(const opal_mca_component_t *component)
+{
+    overlay_tcp_settings_t *s = &overlay_tcp_settings;
+    overlay_tcp_if_list_t list;
+    int rc;
+
+    if (sodium_init() < 0) {
+        opal_show_help(OVERLAY_TCP_HELP_FILE, "sodium-init-failed", true);
+        return HERD_ERR_SILENT;
+    }
+    if (s->max_message_size < OVERLAY_TCP_MIN_MESSAGE_SIZE ||
+        s->max_message_size > OVERLAY_TCP_MAX_MESSAGE_SIZE) {
+        char value[32];
+        char low[32];
+        char high[32];
+
+        snprintf(value, sizeof(value), "%zu", s->max_message_size);
+        snprintf(low, sizeof(low), "%u", OVERLAY_TCP_MIN_MESSAGE_SIZE);
+        snprintf(high, sizeof(high), "%zu", OVERLAY_TCP_MAX_MESSAGE_SIZE);
+        opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-value", true, "overlay_tcp_max_message_size",
+                       "overlay_tcp_max_message_size", value, low, high,
+                       "overlay_tcp_max_message_size");
+        return HERD_ERR_SILENT;
+    }
+    if (0 == s->handshake_timeout) {
+        opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-value", true, "overlay_tcp_handshake_timeout",
+                       "overlay_tcp_handshake_timeout", "0", "1", "4294967295",
+                       "overlay_tcp_handshake_timeout");
+        return HERD_ERR_SILENT;
+    }
+    /* the same check and message as the fabric framework's lists */
+    rc = opal_fabric_base_check_include_exclude(s->if_include_index, s->if_exclude_index);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    /* parsed here only to report a bad entry once, at open; init() parses its own copy */
+    if (NULL != s->if_include && '\0' != s->if_include[0]) {
+        rc = overlay_tcp_if_list_parse("overlay_tcp_if_include", s->if_include, false, &list);
+    } else {
+        rc = overlay_tcp_if_list_parse("overlay_tcp_if_exclude", s->if_exclude, true, &list);
+    }
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    overlay_tcp_if_list_free(&list);
+    return HERD_SUCCESS;
+}
+
+static int overlay_tcp_query(const opal_mca_component_t *component, void **module, int *priority)
+{
+    *module = (void *) &overlay_tcp_module;
+    *priority = overlay_tcp_settings.priority;
+    return HERD_SUCCESS;
+}
+
+int overlay_tcp_output(void)
+{
+    return orte_overlay_base_framework.output;
+}
+
+OPAL_MCA_COMPONENT(orte, overlay, tcp, .register_params = overlay_tcp_register,
+                   .open = overlay_tcp_open, .query = overlay_tcp_query);

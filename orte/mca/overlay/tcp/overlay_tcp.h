@@ -1,0 +1,192 @@
+/* overlay tcp internals shared by the component, the endpoint API and the connection code. */
+#ifndef ORTE_MCA_OVERLAY_TCP_H
+#define ORTE_MCA_OVERLAY_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+
+#include "opal/event/event.h"
+#include "orte/mca/overlay/overlay.h"
+#include "orte/mca/overlay/tcp/overlay_tcp_if.h"
+#include "orte/mca/overlay/tcp/overlay_tcp_wire.h"
+
+#define OVERLAY_TCP_HELP_FILE "help-overlay-tcp.txt"
+
+/* The component's variables, read by init() into each endpoint. */
+typedef struct {
+    int priority;
+    size_t max_message_size;
+    unsigned handshake_timeout; /* seconds */
+    char *if_include;           /* variable storage, owned by the variable system */
+    char *if_exclude;
+    int if_include_index;
+    int if_exclude_index;
+} overlay_tcp_settings_t;
+
+extern overlay_tcp_settings_t overlay_tcp_settings;
+extern const orte_overlay_module_t overlay_tcp_module;
+
+/* One queued frame: header and payload in one allocation, written from offset on. Messages to
+ * self use the same struct (src and tag then say what to deliver). */
+typedef struct overlay_tcp_msg {
+    struct overlay_tcp_msg *next;
+    size_t size;
+    size_t offset;
+    orte_vpid_t src;
+    uint16_t tag;
+    uint8_t bytes[];
+} overlay_tcp_msg_t;
+
+typedef struct {
+    overlay_tcp_msg_t *head;
+    overlay_tcp_msg_t *tail;
+    size_t count;
+    uint64_t bytes;
+} overlay_tcp_queue_t;
+
+typedef enum {
+    OVERLAY_TCP_PEER_WAITING, /* not connected yet: messages are held */
+    OVERLAY_TCP_PEER_UP,      /* authenticated connection */
+    OVERLAY_TCP_PEER_LOST,    /* was connected (or tried to be) and is gone */
+} overlay_tcp_peer_state_t;
+
+struct overlay_tcp_conn;
+
+/* A neighbour in the tree: the parent or one child. Its queue outlives connections, so what is
+ * sent before a child connects goes out once it does. */
+typedef struct {
+    orte_vpid_t vpid;
+    overlay_tcp_peer_state_t state;
+    struct overlay_tcp_conn *conn; /* authenticated, or (parent) being set up */
+    overlay_tcp_queue_t queue;
+    char uri[OVERLAY_TCP_MAX_URI + 1]; /* advertised by a child, or the parent's we dialled */
+} overlay_tcp_peer_t;
+
+typedef enum {
+    OVERLAY_TCP_CONN_CONNECTING,     /* connector: connect() in progress */
+    OVERLAY_TCP_CONN_WAIT_HELLO,     /* acceptor: nothing received yet */
+    OVERLAY_TCP_CONN_WAIT_CHALLENGE, /* connector: HELLO sent */
+    OVERLAY_TCP_CONN_WAIT_RESPONSE,  /* acceptor: CHALLENGE sent */
+    OVERLAY_TCP_CONN_UP,             /* authenticated: DATA and BYE only */
+} overlay_tcp_conn_state_t;
+
+/* Largest handshake frame we send. */
+#define OVERLAY_TCP_HANDSHAKE_OUT (OVERLAY_TCP_HEADER_BYTES + OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD)
+
+typedef struct overlay_tcp_conn {
+    struct orte_overlay *overlay;
+    struct overlay_tcp_conn *prev; /* in overlay->conns */
+    struct overlay_tcp_conn *next;
+    int fd;
+    bool outgoing;
+    overlay_tcp_conn_state_t state;
+    overlay_tcp_peer_t *peer;            /* once authenticated; from the start for the parent */
+    orte_vpid_t claimed_vpid;            /* from the HELLO, for messages */
+    char address[INET6_ADDRSTRLEN + 16]; /* the remote end, for messages */
+    char hello_uri[OVERLAY_TCP_MAX_URI + 1];
+    opal_event_t *read_event;
+    opal_event_t *write_event;
+    opal_event_t *timer; /* handshake timeout, or a connect() failure to report */
+    bool write_armed;
+    int connect_errno; /* connect() failed at once; reported from the timer */
+    uint8_t nonce_local[OVERLAY_TCP_NONCE_BYTES];
+    uint8_t nonce_remote[OVERLAY_TCP_NONCE_BYTES];
+    uint8_t hs_out[OVERLAY_TCP_HANDSHAKE_OUT]; /* handshake frame being written */
+    size_t hs_length;
+    size_t hs_offset;
+    uint8_t *rbuf; /* received bytes not yet handled */
+    size_t rcap;
+    size_t rlen;
+    bool said_bye; /* the peer said goodbye: its close is orderly */
+} overlay_tcp_conn_t;
+
+typedef struct {
+    orte_overlay_recv_cb_t cb;
+    void *arg;
+} overlay_tcp_handler_t;
+
+/* Receive callbacks by tag in 256 lazily allocated pages: O(1) lookup without 1 MiB per
+ * endpoint. */
+#define OVERLAY_TCP_HANDLER_PAGES 256u
+#define OVERLAY_TCP_HANDLER_PAGE  256u
+
+struct orte_overlay {
+    opal_event_base_t *base;
+    orte_vpid_t vpid;
+    uint32_t num_daemons;
+    uint32_t radix;
+    char dvm_id[ORTE_OVERLAY_MAX_DVM_ID + 1];
+    uint8_t key[OVERLAY_TCP_KEY_BYTES];
+    overlay_tcp_if_list_t interfaces;
+    size_t max_message_size;
+    struct timeval handshake_timeout;
+
+    int listen_fd;
+    opal_event_t *listen_event;
+    opal_event_t *accept_retry;        /* re-arms the listener after running out of fds */
+    char uri[OVERLAY_TCP_MAX_URI + 1]; /* empty until listening */
+
+    bool has_parent;
+    overlay_tcp_peer_t parent;
+    overlay_tcp_peer_t *children;
+    uint32_t num_children;
+    orte_vpid_t first_child;
+
+    overlay_tcp_conn_t *conns; /* every open connection */
+    uint32_t num_pending;      /* accepted, not yet authenticated */
+
+    overlay_tcp_queue_t self_queue;
+    opal_event_t *self_event;
+    bool self_armed;
+
+    overlay_tcp_handler_t *handlers[OVERLAY_TCP_HANDLER_PAGES];
+    orte_overlay_lost_cb_t lost_cb;
+    void *lost_arg;
+    orte_overlay_stats_t stats;
+
+    /* Callbacks may call finalize(): the endpoint is then torn down when the outermost event
+     * handler returns, not under the handler's feet. */
+    int busy;
+    bool finalize_requested;
+};
+
+/* Connections (overlay_tcp_conn.c). */
+/* address: the remote end as text, for messages. */
+int overlay_tcp_conn_accept(struct orte_overlay *overlay, int fd, const char *address);
+int overlay_tcp_conn_connect(struct orte_overlay *overlay, const struct sockaddr *address,
+                             socklen_t address_length);
+/* Close without callbacks (finalize); with bye, first try to say goodbye. */
+void overlay_tcp_conn_close(overlay_tcp_conn_t *conn, bool bye);
+/* Queue (or write at once) a frame for peer; payload gathered from iov. */
+int overlay_tcp_peer_send(struct orte_overlay *overlay, overlay_tcp_peer_t *peer,
+                          const overlay_tcp_header_t *header, const struct iovec *iov, int iovcnt,
+                          size_t length);
+
+/* Queues (overlay_tcp_module.c). */
+/* A copy of header (encoded in front when with_header) and the payload gathered from iov. */
+overlay_tcp_msg_t *overlay_tcp_msg_new(const overlay_tcp_header_t *header, bool with_header,
+                                       const struct iovec *iov, int iovcnt, size_t length);
+void overlay_tcp_queue_push(struct orte_overlay *overlay, overlay_tcp_queue_t *queue,
+                            overlay_tcp_msg_t *msg);
+void overlay_tcp_queue_drop(struct orte_overlay *overlay, overlay_tcp_queue_t *queue);
+
+/* Routing and delivery (overlay_tcp_module.c). */
+overlay_tcp_peer_t *overlay_tcp_neighbour(struct orte_overlay *overlay, orte_vpid_t vpid);
+/* Deliver a message addressed to this daemon to its tag's callback. */
+void overlay_tcp_deliver(struct orte_overlay *overlay, orte_vpid_t src, uint16_t tag,
+                         const void *data, size_t length);
+/* Bracket every event handler that may run user callbacks; leave returns true when the
+ * endpoint was torn down (finalize() from a callback) and must not be touched. */
+void overlay_tcp_enter(struct orte_overlay *overlay);
+bool overlay_tcp_leave(struct orte_overlay *overlay);
+/* Tell the user a neighbour is gone. */
+void overlay_tcp_report_lost(struct orte_overlay *overlay, orte_vpid_t vpid, int status,
+                             const char *reason);
+int overlay_tcp_output(void);
+
+#endif /* ORTE_MCA_OVERLAY_TCP_H */
