@@ -1,16 +1,32 @@
 #!/bin/sh
-# Build the opal/dss buffer fuzzer (libFuzzer + ASan + UBSan) from source and run it.
-# Usage: test/fuzz/run.sh [SECONDS]   (default 30; exits non-zero if the fuzzer finds a crash)
-# HERD_FUZZ_WORKDIR keeps the binary, corpus and crash files there across runs; CC picks clang.
+# Build herd's fuzzers (libFuzzer + ASan + UBSan) from source and run each for SECONDS.
+# Usage: test/fuzz/run.sh [SECONDS [HARNESS...]]   (default 30 seconds, every harness)
+#   buffer       opal/dss buffer unpackers
+#   hostfile     ras hostfile and -H host-list parser
+#   slurm_list   ras Slurm host-list and tasks-per-node parsers
+# Exits non-zero if a fuzzer finds a crash, leak or broken invariant, keeping the reproducer.
+# HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang.
 set -eu
+
+all_harnesses="buffer hostfile slurm_list"
+
+usage() {
+    echo "usage: $0 [SECONDS [HARNESS...]]   (harnesses: $all_harnesses)" >&2
+    exit 2
+}
 
 seconds=${1:-30}
 case $seconds in
-    '' | *[!0-9]*)
-        echo "usage: $0 [SECONDS]" >&2
-        exit 2
-        ;;
+    '' | *[!0-9]*) usage ;;
 esac
+[ $# -gt 0 ] && shift
+harnesses=${*:-$all_harnesses}
+for harness in $harnesses; do
+    case " $all_harnesses " in
+        *" $harness "*) ;;
+        *) echo "$0: unknown harness '$harness'" >&2 && usage ;;
+    esac
+done
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -n "${HERD_FUZZ_WORKDIR:-}" ]; then
@@ -20,23 +36,96 @@ else
     work=$(mktemp -d "${TMPDIR:-/tmp}/herd-fuzz.XXXXXX")
     keep=no
 fi
-mkdir -p "$work/include" "$work/corpus"
+mkdir -p "$work/include"
 
-# buffer.c includes the configure-generated herd_config.h but needs nothing from it; a stub
-# lets the fuzzer build from a plain checkout, without running configure.
+# The sources include the configure-generated herd_config.h but need nothing from it; a stub
+# lets the fuzzers build from a plain checkout, without running configure.
 printf '#define _GNU_SOURCE 1\n' >"$work/include/herd_config.h"
 
-${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -I"$work/include" -I"$top" -I"$top/opal/include" \
-    "$top/test/fuzz/fuzz_buffer.c" "$top/opal/dss/buffer.c" -o "$work/fuzz_buffer"
+# What each harness is built from, beyond its own fuzz_<name>.c. The ras parsers report errors
+# through the help-message code, which finds help-ras-base.txt in the source tree; their node
+# limit is lowered so that inputs reaching it stay fast (same code, smaller numbers).
+opal_util="$top/opal/util/show_help.c $top/opal/util/output.c $top/opal/util/argv.c
+    $top/opal/util/error.c"
+ras_base="$top/orte/mca/ras/base"
+harness_sources() {
+    case $1 in
+        buffer) echo "$top/opal/dss/buffer.c" ;;
+        hostfile)
+            echo "$ras_base/ras_base_hostfile.c $ras_base/ras_base_allocation.c" \
+                "$top/opal/dss/buffer.c $opal_util"
+            ;;
+        slurm_list)
+            echo "$ras_base/ras_base_hostlist.c $ras_base/ras_base_allocation.c" \
+                "$top/opal/dss/buffer.c $opal_util"
+            ;;
+    esac
+}
 
-status=0
-"$work/fuzz_buffer" -max_total_time="$seconds" -print_final_stats=1 \
-    -artifact_prefix="$work/" "$work/corpus" || status=$?
+# A few valid inputs to start from (byte 0 picks the harness's mode), written once per corpus.
+seed_hostfile() {
+    printf '\000node01 slots=4 max_slots=8  # big\nnode02\n\nnode01 slots = 2\n' >"$1/file"
+    printf '\001a,b:4,c' >"$1/list"
+    printf '\002a slots=2\nb max-slots=3\n\000b:2,a' >"$1/both"
+}
+seed_slurm_list() {
+    printf '\000n[01-10,12],m[1-2]-ib,a[1-2]b[3-4],x' >"$1/list"
+    printf '\0012(x3),1,16' >"$1/tasks"
+    printf '\002n[1-3],m\0002(x3),1' >"$1/both"
+}
 
-if [ "$status" -ne 0 ]; then
-    echo "fuzz_buffer failed (exit $status); reproducer and binary kept in $work" >&2
-    exit "$status"
+run_harness() {
+    name=$1
+    sources=$(harness_sources "$name")
+    if [ "$name" = buffer ]; then
+        # kept where they always were, so that an existing HERD_FUZZ_WORKDIR still counts
+        corpus=$work/corpus
+        artifacts=$work/
+    else
+        corpus=$work/corpus-$name
+        artifacts=$work/$name-
+    fi
+    mkdir -p "$corpus"
+    # shellcheck disable=SC2086 # the source lists are meant to split
+    ${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+        -I"$work/include" -I"$top" -I"$top/opal/include" \
+        -DHERD_PKGDATADIR="\"$ras_base\"" -DORTE_RAS_MAX_NODES=4096u \
+        "$top/test/fuzz/fuzz_$name.c" $sources -lpthread -o "$work/fuzz_$name"
+
+    extra=
+    if [ "$name" != buffer ]; then
+        if [ -z "$(ls -A "$corpus")" ]; then
+            "seed_$name" "$corpus"
+        fi
+        # the parsers explain every bad input on stderr; libFuzzer keeps its own report and the
+        # sanitizers' on a copy of it
+        extra=-close_fd_mask=2
+    fi
+    if [ -f "$top/test/fuzz/$name.dict" ]; then
+        extra="$extra -dict=$top/test/fuzz/$name.dict"
+    fi
+
+    echo "== fuzz_$name for ${seconds}s"
+    status=0
+    # shellcheck disable=SC2086 # extra holds separate options
+    "$work/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 \
+        -artifact_prefix="$artifacts" $extra "$corpus" || status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "fuzz_$name failed (exit $status); reproducer and binary kept in $work" >&2
+        failed="$failed $name"
+        last_status=$status
+    fi
+}
+
+failed=
+last_status=0
+for harness in $harnesses; do
+    run_harness "$harness"
+done
+
+if [ -n "$failed" ]; then
+    echo "failed:$failed (see $work)" >&2
+    exit "$last_status"
 fi
 if [ "$keep" = no ]; then
     rm -rf "$work"

@@ -1,2 +1,3 @@
-dnl ras slurm: the allocation of the Slurm job herd runs in (SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE).
+dnl ras slurm: the allocation of the Slurm job herd runs in (SLURM_JOB_NODELIST,
+dnl SLURM_TASKS_PER_NODE).
 AC_DEFUN([HERD_MCA_orte_ras_slurm_CONFIG], [$1])
