@@ -48,3 +48,25 @@ finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
+
+# herd_dvm ARGS...: run the uninstalled herd-dvm like herd_info (stdout $OUT, stderr $ERR, $rc).
+herd_dvm() {
+    "$HERD_BIN/herd-dvm/herd-dvm" "$@" >"$OUT" 2>"$ERR"
+    rc=$?
+}
+
+# wait_gone PID SECONDS: wait until a process is gone; false if it is still there.
+wait_gone() {
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        i=$((i + 1))
+        [ "$i" -gt $(($2 * 20)) ] && return 1
+        sleep 0.05
+    done
+    return 0
+}
+
+# herdd processes of this build that are still running.
+herdd_pids() {
+    ps -eo pid=,args= | grep -F "$HERD_BUILDDIR" | grep -E 'herdd( |$)' | grep -v grep | awk '{print $1}'
+}

@@ -15,6 +15,7 @@
 #include "opal/util/cmd_line.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/orte_frameworks.h"
+#include "orte/runtime/dvm.h"
 
 static const char *help_file = "help-herd-info.txt";
 
@@ -33,6 +34,9 @@ static const opal_cmd_line_option_t options[] = {
     {"help", 'h', 0, NULL, "Print this help and exit"},
     {NULL, 0, 0, NULL, NULL},
 };
+
+/* Groups of variables that belong to the runtime rather than to a framework. */
+static const char *const runtime_groups[] = {"dvm", NULL};
 
 static opal_mca_framework_t *frameworks[] = {
     HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS NULL,
@@ -276,6 +280,9 @@ static char *framework_names(void)
     for (size_t i = 0; NULL != frameworks[i]; ++i) {
         opal_argv_append(&names, frameworks[i]->name);
     }
+    for (size_t g = 0; NULL != runtime_groups[g]; ++g) {
+        opal_argv_append(&names, runtime_groups[g]);
+    }
     char *joined = opal_argv_join(names, ',');
     opal_argv_free(names);
     return joined;
@@ -289,7 +296,7 @@ static int check_param_names(const info_options_t *opt)
     if (NULL == fw_name || 0 == strcmp(fw_name, "all")) {
         return HERD_SUCCESS;
     }
-    if (0 == strcmp(fw_name, "mca")) {
+    if (0 == strcmp(fw_name, "mca") || opal_argv_find((char **) runtime_groups, fw_name) >= 0) {
         if (0 != strcmp(comp, "all") && 0 != strcmp(comp, "base")) {
             opal_show_help(help_file, "unknown-component", true, comp, fw_name, "base");
             return HERD_ERR_NOT_FOUND;
@@ -437,6 +444,9 @@ int main(int argc, char *argv[])
             goto out_frameworks;
         }
     }
+    if (HERD_SUCCESS != orte_dvm_register_params()) {
+        goto out_frameworks;
+    }
     opal_mca_var_check_unknown(NULL);
     if (HERD_SUCCESS != check_param_names(&opt)) {
         goto out_frameworks;
@@ -458,6 +468,12 @@ int main(int argc, char *argv[])
     for (size_t i = 0; NULL != frameworks[i]; ++i) {
         if (every_fw || 0 == strcmp(only, frameworks[i]->name)) {
             print_framework(&opt, frameworks[i]);
+        }
+    }
+    /* variables of the runtime itself, which belong to no framework (dvm_radix, ...) */
+    for (size_t g = 0; NULL != runtime_groups[g]; ++g) {
+        if (show_variables(&opt) && (every_fw || 0 == strcmp(only, runtime_groups[g]))) {
+            print_variables_of(&opt, runtime_groups[g], "base");
         }
     }
     exit_status = 0;

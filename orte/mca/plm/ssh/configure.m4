@@ -1,0 +1,2 @@
+dnl plm ssh: start daemons with ssh (any ssh client works; found at run time).
+AC_DEFUN([HERD_MCA_orte_plm_ssh_CONFIG], [$1])

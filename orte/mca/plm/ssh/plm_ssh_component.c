@@ -1,0 +1,163 @@
+/* plm ssh: start daemons with ssh. A tree spawn: the root starts only its own children, each
+ * daemon starts its children once it has joined, so no process forks n ssh clients. The
+ * bootstrap (secret, contact information) goes over ssh's stdin, never on a command line. */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/util/argv.h"
+#include "orte/mca/plm/plm.h"
+
+static int plm_ssh_launch(orte_plm_daemon_t *daemons, size_t num_daemons, const char *herdd);
+
+static const orte_plm_module_t plm_ssh_module = {
+    .name = "ssh",
+    .prebinds_listeners = false,
+    .tree_spawn = true,
+    .launch = plm_ssh_launch,
+};
+
+static struct {
+    int priority;
+    char *agent;         /* plm_ssh_agent */
+    char *args;          /* plm_ssh_args */
+    char *remote_prefix; /* plm_ssh_remote_prefix */
+} plm_ssh_state;
+
+static int plm_ssh_register(const opal_mca_component_t *component)
+{
+    plm_ssh_state.priority = 5;
+    plm_ssh_state.agent = "ssh";
+    plm_ssh_state.args = "-x -o BatchMode=yes";
+    plm_ssh_state.remote_prefix = "";
+    int rc = opal_mca_var_register(component, "priority", "Priority of the ssh launcher",
+                                   OPAL_MCA_VAR_INT, &plm_ssh_state.priority);
+    if (rc >= 0) {
+        rc = opal_mca_var_register(component, "agent",
+                                   "The remote shell client to start daemons with (e.g. ssh, "
+                                   "or a wrapper script)",
+                                   OPAL_MCA_VAR_STRING, &plm_ssh_state.agent);
+    }
+    if (rc >= 0) {
+        rc = opal_mca_var_register(component, "args",
+                                   "Arguments given to the agent before the host name, split "
+                                   "at spaces (e.g. \"-F /path/ssh_config\")",
+                                   OPAL_MCA_VAR_STRING, &plm_ssh_state.args);
+    }
+    if (rc >= 0) {
+        rc = opal_mca_var_register(component, "remote_prefix",
+                                   "Folder holding herdd on the remote nodes, when it differs "
+                                   "from this node's (default: the same path as here)",
+                                   OPAL_MCA_VAR_STRING, &plm_ssh_state.remote_prefix);
+    }
+    return rc < 0 ? rc : HERD_SUCCESS;
+}
+
+static int plm_ssh_query(const opal_mca_component_t *component, void **module, int *priority)
+{
+    *module = (void *) &plm_ssh_module;
+    *priority = plm_ssh_state.priority;
+    return HERD_SUCCESS;
+}
+
+/* argv: agent [args...] host remote-herdd --bootstrap-stdin */
+static char **ssh_argv(const char *host, const char *herdd)
+{
+    char **argv = opal_argv_split(plm_ssh_state.agent, ' ');
+    char **extra = opal_argv_split(NULL != plm_ssh_state.args ? plm_ssh_state.args : "", ' ');
+    char remote[4096];
+    if (NULL == argv || NULL == extra) {
+        opal_argv_free(argv);
+        opal_argv_free(extra);
+        return NULL;
+    }
+    const char *prefix = plm_ssh_state.remote_prefix;
+    if (NULL != prefix && '\0' != prefix[0]) {
+        snprintf(remote, sizeof(remote), "%s/herdd", prefix);
+    } else {
+        snprintf(remote, sizeof(remote), "%s", herdd);
+    }
+    int rc = opal_argv_insert(&argv, opal_argv_count(argv), extra);
+    rc = (HERD_SUCCESS == rc) ? opal_argv_append(&argv, host) : rc;
+    rc = (HERD_SUCCESS == rc) ? opal_argv_append(&argv, remote) : rc;
+    rc = (HERD_SUCCESS == rc) ? opal_argv_append(&argv, "--bootstrap-stdin") : rc;
+    opal_argv_free(extra);
+    if (HERD_SUCCESS != rc) {
+        opal_argv_free(argv);
+        return NULL;
+    }
+    return argv;
+}
+
+static int plm_ssh_launch(orte_plm_daemon_t *daemons, size_t num_daemons, const char *herdd)
+{
+    for (size_t i = 0; i < num_daemons; ++i) {
+        orte_plm_daemon_t *d = &daemons[i];
+        int in_pipe[2], err_pipe[2];
+        char **argv = ssh_argv(d->node->name, herdd);
+        if (NULL == argv) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        if (0 != pipe2(in_pipe, O_CLOEXEC)) {
+            opal_argv_free(argv);
+            return HERD_ERR_IN_ERRNO;
+        }
+        if (0 != pipe2(err_pipe, O_CLOEXEC)) {
+            close(in_pipe[0]);
+            close(in_pipe[1]);
+            opal_argv_free(argv);
+            return HERD_ERR_IN_ERRNO;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            int saved = errno;
+            close(in_pipe[0]);
+            close(in_pipe[1]);
+            close(err_pipe[0]);
+            close(err_pipe[1]);
+            opal_argv_free(argv);
+            errno = saved;
+            return HERD_ERR_IN_ERRNO;
+        }
+        if (0 == pid) {
+            /* the ssh client goes when its launcher goes, which ends the remote daemon's
+             * session too */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            dup2(in_pipe[0], STDIN_FILENO);
+            dup2(err_pipe[1], STDERR_FILENO);
+            int null_fd = open("/dev/null", O_WRONLY);
+            if (null_fd >= 0) {
+                dup2(null_fd, STDOUT_FILENO);
+            }
+            /* its own process group: a terminal's ^C reaches herd-dvm, which stops the DVM in
+             * order, rather than every ssh client at once */
+            setpgid(0, 0);
+            execvp(argv[0], argv);
+            dprintf(STDERR_FILENO, "cannot execute %s: %s\n", argv[0], strerror(errno));
+            _exit(127);
+        }
+        opal_argv_free(argv);
+        close(in_pipe[0]);
+        close(err_pipe[1]);
+        /* the bootstrap, then an empty line. The pipe stays open: the daemon takes its EOF to
+         * mean that this launcher is gone. */
+        for (size_t b = 0; NULL != d->boot && NULL != d->boot[b]; ++b) {
+            dprintf(in_pipe[1], "%s\n", d->boot[b]);
+        }
+        dprintf(in_pipe[1], "\n");
+        d->pid = pid;
+        d->stderr_fd = err_pipe[0];
+        d->stdin_fd = in_pipe[1];
+    }
+    return HERD_SUCCESS;
+}
+
+OPAL_MCA_COMPONENT(orte, plm, ssh, .register_params = plm_ssh_register, .query = plm_ssh_query);

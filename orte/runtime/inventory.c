@@ -1,0 +1,209 @@
+/* Node inventory: what a daemon finds on its node, and its wire format. */
+#include "herd_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "opal/util/output.h"
+#include "orte/runtime/inventory.h"
+
+#define INVENTORY_FORMAT_VERSION 1u
+#define INVENTORY_MAX_FABRIC 64u
+
+/* A signature must not depend on anything but the topology's shape: the XML of a real machine
+ * carries its host name, so hash the synthetic description when there is one, else the XML
+ * with the HostName info left out. FNV-1a: fast, and collisions only cost a duplicate XML. */
+static void signature_of(const char *text, char *out, size_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    const char *skip = strstr(text, "name=\"HostName\"");
+    const char *skip_end = (NULL != skip) ? strchr(skip, '/') : NULL;
+    for (const char *p = text; '\0' != *p; ++p) {
+        if (NULL != skip_end && p >= skip && p < skip_end) {
+            continue;
+        }
+        hash ^= (unsigned char) *p;
+        hash *= 0x100000001b3ull;
+    }
+    snprintf(out, size, "%016llx", (unsigned long long) hash);
+}
+
+static int load_topology(const char *synthetic, hwloc_topology_t *topology)
+{
+    hwloc_topology_t topo;
+    if (0 != hwloc_topology_init(&topo)) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL != synthetic && 0 != hwloc_topology_set_synthetic(topo, synthetic)) {
+        hwloc_topology_destroy(topo);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (0 != hwloc_topology_load(topo)) {
+        hwloc_topology_destroy(topo);
+        return HERD_ERROR;
+    }
+    *topology = topo;
+    return HERD_SUCCESS;
+}
+
+static uint32_t count_type(hwloc_topology_t topology, hwloc_obj_type_t type)
+{
+    int n = hwloc_get_nbobjs_by_type(topology, type);
+    return n > 0 ? (uint32_t) n : 0;
+}
+
+int orte_inventory_collect(const char *node_name, const char *synthetic, bool with_fabric,
+                           orte_inventory_t **inventory)
+{
+    hwloc_topology_t topology;
+    char *xml = NULL;
+    int xml_len = 0;
+    char synth[1024];
+    char sig[17];
+    int rc = load_topology(synthetic, &topology);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    orte_inventory_t *inv = calloc(1, sizeof(*inv));
+    if (NULL == inv) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out_topology;
+    }
+    inv->num_packages = count_type(topology, HWLOC_OBJ_PACKAGE);
+    inv->num_cores = count_type(topology, HWLOC_OBJ_CORE);
+    inv->num_pus = count_type(topology, HWLOC_OBJ_PU);
+    inv->slots = inv->num_cores > 0 ? inv->num_cores : inv->num_pus;
+    inv->node_name = strdup(node_name);
+    if (hwloc_topology_export_synthetic(topology, synth, sizeof(synth), 0) > 0) {
+        inv->synthetic = strdup(synth);
+    }
+    if (0 != hwloc_topology_export_xmlbuffer(topology, &xml, &xml_len, 0)) {
+        rc = HERD_ERROR;
+        goto err_inventory;
+    }
+    inv->xml = strdup(xml);
+    hwloc_free_xmlbuffer(topology, xml);
+    if (NULL == inv->node_name || NULL == inv->xml) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto err_inventory;
+    }
+    signature_of(NULL != inv->synthetic ? inv->synthetic : inv->xml, sig, sizeof(sig));
+    inv->signature = strdup(sig);
+    if (NULL == inv->signature) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto err_inventory;
+    }
+    if (with_fabric) {
+        rc = opal_fabric_base_open();
+        if (HERD_SUCCESS == rc) {
+            rc = opal_fabric_base_discover(&inv->fabric, &inv->num_fabric);
+            opal_fabric_base_close();
+        }
+        if (HERD_ERR_NOT_FOUND == rc) {
+            rc = HERD_SUCCESS; /* no fabric component here: an inventory without fabric */
+        }
+        if (HERD_SUCCESS != rc) {
+            goto err_inventory;
+        }
+    }
+    *inventory = inv;
+    goto out_topology;
+
+err_inventory:
+    orte_inventory_free(inv);
+out_topology:
+    hwloc_topology_destroy(topology);
+    return rc;
+}
+
+void orte_inventory_free(orte_inventory_t *inventory)
+{
+    if (NULL == inventory) {
+        return;
+    }
+    free(inventory->node_name);
+    free(inventory->signature);
+    free(inventory->synthetic);
+    free(inventory->xml);
+    opal_fabric_records_free(inventory->fabric, inventory->num_fabric);
+    free(inventory);
+}
+
+int orte_inventory_pack(opal_buffer_t *buffer, const orte_inventory_t *inv, bool with_xml)
+{
+    int rc;
+    /* stops at the first failure, whose status is then in rc */
+    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, INVENTORY_FORMAT_VERSION)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, inv->node_name)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, inv->slots)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, inv->num_packages)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, inv->num_cores)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, inv->num_pus)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, inv->signature)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, inv->synthetic)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, with_xml ? inv->xml : NULL)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, (uint32_t) inv->num_fabric))) {
+        return rc;
+    }
+    for (size_t i = 0; i < inv->num_fabric; ++i) {
+        rc = opal_fabric_record_pack(buffer, inv->fabric[i]);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return HERD_SUCCESS;
+}
+
+int orte_inventory_unpack(opal_buffer_t *buffer, orte_inventory_t **inventory)
+{
+    uint32_t version = 0, num_fabric = 0;
+    int rc = opal_buffer_unpack_uint32(buffer, &version);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if (INVENTORY_FORMAT_VERSION != version) {
+        return HERD_ERR_VERSION_MISMATCH;
+    }
+    orte_inventory_t *inv = calloc(1, sizeof(*inv));
+    if (NULL == inv) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (HERD_SUCCESS == (rc = opal_buffer_unpack_string(buffer, &inv->node_name)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_uint32(buffer, &inv->slots)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_uint32(buffer, &inv->num_packages)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_uint32(buffer, &inv->num_cores)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_uint32(buffer, &inv->num_pus)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_string(buffer, &inv->signature)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_string(buffer, &inv->synthetic)) &&
+        HERD_SUCCESS == (rc = opal_buffer_unpack_string(buffer, &inv->xml))) {
+        rc = opal_buffer_unpack_uint32(buffer, &num_fabric);
+    }
+    if (HERD_SUCCESS == rc && (NULL == inv->node_name || NULL == inv->signature ||
+                               num_fabric > INVENTORY_MAX_FABRIC)) {
+        rc = HERD_ERR_UNPACK_FAILURE;
+    }
+    if (HERD_SUCCESS == rc && num_fabric > 0) {
+        inv->fabric = calloc(num_fabric, sizeof(*inv->fabric));
+        rc = (NULL == inv->fabric) ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
+    }
+    for (uint32_t i = 0; HERD_SUCCESS == rc && i < num_fabric; ++i) {
+        rc = opal_fabric_record_unpack(buffer, &inv->fabric[i]);
+        if (HERD_SUCCESS == rc) {
+            inv->num_fabric++;
+        }
+    }
+    if (HERD_SUCCESS != rc) {
+        orte_inventory_free(inv);
+        return rc;
+    }
+    *inventory = inv;
+    return HERD_SUCCESS;
+}
+
+void orte_inventory_summary(const orte_inventory_t *inv, char *text, size_t size)
+{
+    snprintf(text, size, "%u package%s, %u cores, %u hwthreads", inv->num_packages,
+             1 == inv->num_packages ? "" : "s", inv->num_cores, inv->num_pus);
+}

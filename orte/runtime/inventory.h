@@ -1,0 +1,41 @@
+/* A node's inventory, as its daemon reports it to the DVM: name, slots, topology (summary,
+ * signature, and the full hwloc XML once per distinct signature) and fabric records. */
+#ifndef ORTE_RUNTIME_INVENTORY_H
+#define ORTE_RUNTIME_INVENTORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "opal/dss/buffer.h"
+#include "opal/mca/fabric/fabric.h"
+
+typedef struct orte_inventory {
+    char *node_name;
+    uint32_t slots; /* cores: one process per core unless the allocation says otherwise */
+    uint32_t num_packages;
+    uint32_t num_cores;
+    uint32_t num_pus;
+    char *signature;    /* identical for nodes with the same topology */
+    char *synthetic;    /* hwloc synthetic description, when the topology has one, else NULL */
+    char *xml;          /* full hwloc XML; NULL when not sent (the receiver has this signature) */
+    opal_fabric_record_t **fabric;
+    size_t num_fabric;
+} orte_inventory_t;
+
+/* Discover this node: the hwloc topology of this machine, or of the synthetic description
+ * when given (simulated nodes); the fabric framework's records when with_fabric. */
+OPAL_EXPORT int orte_inventory_collect(const char *node_name, const char *synthetic,
+                                       bool with_fabric, orte_inventory_t **inventory);
+OPAL_EXPORT void orte_inventory_free(orte_inventory_t *inventory);
+
+/* Versioned serialization; with_xml false leaves the XML out. Unpack rejects malformed input. */
+OPAL_EXPORT int orte_inventory_pack(opal_buffer_t *buffer, const orte_inventory_t *inventory,
+                                    bool with_xml);
+OPAL_EXPORT int orte_inventory_unpack(opal_buffer_t *buffer, orte_inventory_t **inventory);
+
+/* "2 packages, 16 cores, 32 hwthreads" into text. */
+OPAL_EXPORT void orte_inventory_summary(const orte_inventory_t *inventory, char *text,
+                                        size_t size);
+
+#endif /* ORTE_RUNTIME_INVENTORY_H */

@@ -1,0 +1,25 @@
+/* herdd: the daemon the DVM runs on every node. Started by a launcher (plm), never by users;
+ * everything it needs comes in its environment or on stdin, never in argv. */
+#include "herd_config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "orte/runtime/dvm.h"
+
+int main(int argc, char *argv[])
+{
+    bool bootstrap_stdin = false;
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "--bootstrap-stdin")) {
+            bootstrap_stdin = true;
+        } else {
+            fprintf(stderr,
+                    "herdd: unknown argument '%s'. herdd is started by herd-dvm or herdrun, "
+                    "not by hand.\n",
+                    argv[i]);
+            return 1;
+        }
+    }
+    return orte_dvm_daemon_main(bootstrap_stdin);
+}

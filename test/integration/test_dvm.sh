@@ -1,0 +1,89 @@
+#!/bin/sh
+# herd-dvm on simulated nodes: up and down, displays, a persistent DVM and its shutdown, two
+# DVMs side by side, and the failures a user must be told about (a daemon that cannot start,
+# one that does not report in time, one killed with -9) - with nothing left behind.
+. "$(dirname "$0")/lib.sh"
+SIM="--mca ras_simulator_num_nodes"
+
+herd_dvm $SIM 64 --exit-when-ready
+expect_rc "a 64-node simulated DVM comes up and goes down" 0
+expect_out "the ready line counts nodes and slots" '^DVM ready: 64 nodes, [0-9]+ slots, [0-9.]+ s$'
+[ -z "$(herdd_pids)" ] && ok "no daemon left after --exit-when-ready" || fail "daemons left: $(herdd_pids)"
+
+herd_dvm $SIM 6 --mca ras_simulator_topology "pack:2 core:4 pu:2;pack:1 core:2 pu:1" \
+    --display-allocation --display-topology --exit-when-ready
+expect_rc "a heterogeneous DVM with displays" 0
+expect_out "the allocation lists simulated nodes" "sim0006"
+expect_out "slots come from the topology (3 x 8 + 3 x 2 cores)" "^DVM ready: 6 nodes, 30 slots"
+expect_out "each distinct topology is shown once" "signature [0-9a-f]+: 2 packages, 8 cores, 16 hwthreads.*3 nodes"
+expect_out "the second topology too" "signature [0-9a-f]+: 1 package, 2 cores, 2 hwthreads.*3 nodes"
+[ "$(grep -c '^  signature' "$OUT")" -eq 2 ] && ok "exactly two topologies (XML sent twice, not six times)" ||
+    fail "expected 2 topology lines"
+
+# A persistent DVM: --daemonize, --report-uri, --shutdown.
+uri=$WORK/dvm.uri
+herd_dvm $SIM 8 --daemonize --report-uri "$uri"
+expect_rc "--daemonize returns once the DVM is ready" 0
+expect_out "ready before going to the background" "^DVM ready: 8 nodes"
+[ -f "$uri" ] && ok "the contact file is written" || fail "no contact file"
+[ "$(stat -c %a "$uri" 2>/dev/null)" = 600 ] && ok "the contact file is private (0600)" || fail "contact file mode"
+dvm_pid=$(sed -n 's/^pid //p' "$uri")
+[ "$(herdd_pids | wc -l)" -eq 8 ] && ok "8 daemons serve the DVM" || fail "expected 8 daemons, found $(herdd_pids | wc -l)"
+# a second DVM beside it must not collide
+uri2=$WORK/dvm2.uri
+herd_dvm $SIM 4 --daemonize --report-uri "$uri2"
+expect_rc "a second DVM on the same host comes up" 0
+[ "$(sed -n 's/^id //p' "$uri")" != "$(sed -n 's/^id //p' "$uri2")" ] && ok "the two DVMs have different ids" || fail "same DVM id"
+herd_dvm --shutdown --dvm-uri "$uri2"
+expect_rc "--shutdown stops the second DVM" 0
+herd_dvm --shutdown --dvm-uri "$uri"
+expect_rc "--shutdown stops the first DVM" 0
+wait_gone "$dvm_pid" 10 && ok "the DVM process is gone" || fail "DVM $dvm_pid still running"
+[ -z "$(herdd_pids)" ] && ok "no daemon left after --shutdown" || fail "daemons left: $(herdd_pids)"
+herd_dvm --shutdown --dvm-uri "$uri"
+expect_fail "--shutdown of a DVM that is gone fails"
+expect_err "and says the contact file cannot be read" "cannot read the DVM contact file"
+
+# A daemon binary that does not exist on the node.
+HERD_DVM_HERDD=/nonexistent/herdd herd_dvm $SIM 3 --exit-when-ready
+expect_fail "a missing daemon binary fails"
+expect_err "the message names the node" "node sim000[1-3]"
+expect_err "the message gives the reason" "cannot execute /nonexistent/herdd"
+[ -z "$(herdd_pids)" ] && ok "nothing left after a failed launch" || fail "daemons left: $(herdd_pids)"
+
+# Daemons that never report: the timeout names who is missing.
+silent_name="herd-test-silent-$$"
+printf '#!/bin/bash\nexec -a %s sleep 60\n' "$silent_name" > "$WORK/silent-herdd"; chmod +x "$WORK/silent-herdd"
+HERD_DVM_HERDD=$WORK/silent-herdd herd_dvm $SIM 3 --timeout 1 --exit-when-ready
+expect_fail "daemons that do not report in time fail the start"
+expect_err "the timeout is named" "within 1 seconds"
+expect_err "the missing nodes are listed" "sim0001,sim0002,sim0003"
+if ps -eo args= | grep -v grep | grep -qF "$silent_name"; then
+    fail "silent daemons left behind"
+else
+    ok "the silent daemons were stopped"
+fi
+
+# A daemon killed with -9 while the DVM serves: reported with its node, DVM shuts down.
+herd_dvm $SIM 5 --daemonize --report-uri "$uri"
+dvm_pid=$(sed -n 's/^pid //p' "$uri")
+victim=$(ps -o pid= --ppid "$dvm_pid" | head -n 1 | tr -d ' ')
+if [ -n "$victim" ]; then
+    kill -9 "$victim"
+    wait_gone "$dvm_pid" 15 && ok "the DVM shuts down after losing a daemon" || fail "DVM still running"
+    expect_err "the lost daemon's node is named" "daemon on node sim000[1-5]"
+else
+    fail "no daemon found under DVM $dvm_pid"
+fi
+[ -z "$(herdd_pids)" ] && ok "no daemon left after a loss" || fail "daemons left: $(herdd_pids)"
+rm -f "$uri"
+
+# Bad input.
+herd_dvm --hostfile /nonexistent/hosts --exit-when-ready
+expect_fail "a missing hostfile fails"
+expect_err "the error names the hostfile" "/nonexistent/hosts"
+herd_dvm --shutdown
+expect_fail "--shutdown without --dvm-uri fails"
+expect_err "and says what is needed" "needs --dvm-uri"
+
+finish

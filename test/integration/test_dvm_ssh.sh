@@ -1,0 +1,71 @@
+#!/bin/sh
+# herd-dvm across three test hosts (network namespaces with sshd, ../shared/testhosts): a real
+# tree spawn over ssh, and an unreachable host reported with ssh's own words. Needs root; the
+# hosts are made here and torn down on every exit.
+. "$(dirname "$0")/lib.sh"
+
+TESTHOSTS=${HERD_TESTHOSTS:-$HERD_SRCDIR/../shared/testhosts}
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || [ ! -f "$TESTHOSTS/up.sh" ]; then
+    echo "SKIP: needs root, iproute2 and the test hosts in $TESTHOSTS"
+    exit 77
+fi
+if ip netns list | grep -q '^herd-'; then
+    fail "test hosts are already up (ip netns list shows herd-*); run $TESTHOSTS/down.sh first"
+    finish
+    exit 1
+fi
+HOSTS=$WORK/hosts
+teardown() {
+    bash "$TESTHOSTS/down.sh" "$HOSTS" >/dev/null 2>&1
+    rm -rf "$WORK"
+}
+trap teardown EXIT
+if ! bash "$TESTHOSTS/up.sh" 3 "$HOSTS" >"$WORK/up.log" 2>&1; then
+    cat "$WORK/up.log"
+    fail "the test hosts come up"
+    finish
+    exit 1
+fi
+
+# on_n1 CMD...: run a command on test host n1 (output to $OUT/$ERR, status in $rc)
+on_n1() {
+    ip netns exec herd-n1 unshare --uts sh -c 'hostname n1; exec "$@"' sh "$@" >"$OUT" 2>"$ERR"
+    rc=$?
+}
+DVM=$HERD_BIN/herd-dvm/herd-dvm
+SSH_ARGS="-F $HOSTS/ssh_config"
+
+on_n1 "$DVM" -H n1,n2,n3 --mca plm_ssh_args "$SSH_ARGS" --mca dvm_radix 1 \
+    --display-topology --exit-when-ready --timeout 60
+expect_rc "a DVM over ssh on three hosts comes up and goes down" 0
+expect_out "the ready line" "^DVM ready: 3 nodes, 3 slots"
+expect_out "each host reported its fabric" "n3: .*tcp"
+[ -z "$(herdd_pids)" ] && ok "no daemon left on any host" || fail "daemons left: $(herdd_pids)"
+
+# A persistent DVM with radix 1 is a chain: n3's daemon must have been started by n2's.
+on_n1 "$DVM" -H n1,n2,n3 --mca plm_ssh_args "$SSH_ARGS" --mca dvm_radix 1 --daemonize \
+    --report-uri "$WORK/dvm.uri" --timeout 60
+expect_rc "a persistent DVM over ssh" 0
+spawned_by_daemon=0
+for pid in $(pgrep -x ssh); do
+    parent=$(ps -o args= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')" 2>/dev/null)
+    case $parent in *herdd*) spawned_by_daemon=$((spawned_by_daemon + 1)) ;; esac
+done
+[ "$spawned_by_daemon" -ge 2 ] && ok "daemons start their children (tree spawn: $spawned_by_daemon ssh clients under herdd)" ||
+    fail "tree spawn: only $spawned_by_daemon ssh clients were started by daemons"
+on_n1 "$DVM" --shutdown --dvm-uri "$WORK/dvm.uri"
+expect_rc "--shutdown stops it" 0
+i=0
+while [ -n "$(herdd_pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -z "$(herdd_pids)" ] && ok "no daemon left after --shutdown" || fail "daemons left: $(herdd_pids)"
+
+# A host nobody can reach: named, with ssh's reason, and nothing left.
+on_n1 "$DVM" -H n1,n2,nosuchhost --mca plm_ssh_args "$SSH_ARGS" --exit-when-ready --timeout 30
+expect_fail "an unreachable host fails the start"
+expect_err "the host is named" "node nosuchhost"
+expect_err "with ssh's own message" "(Could not resolve|Name or service not known|nosuchhost)"
+i=0
+while [ -n "$(herdd_pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -z "$(herdd_pids)" ] && ok "no daemon left after the failure" || fail "daemons left: $(herdd_pids)"
+
+finish
