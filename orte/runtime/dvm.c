@@ -45,7 +45,8 @@ typedef struct {
     int radix;
     int startup_timeout;    /* seconds */
     char *fabric_inventory; /* "auto", "all", "none" */
-    double shutdown_grace;  /* seconds before stragglers are killed */
+    int shutdown_grace_ms;  /* before stragglers are killed */
+    double shutdown_grace;  /* the same in seconds */
 } dvm_vars_t;
 
 struct orte_dvm {
@@ -61,7 +62,7 @@ struct orte_dvm {
     const orte_grpcomm_module_t *gc;
     orte_grpcomm_t *grpcomm;
     char *uri;
-    dvm_vars_t vars;
+    const dvm_vars_t *vars; /* the DVM's MCA variables (dvm_vars below) */
     uint32_t next_command; /* id of the next command xcast */
     /* outcome of the event loop */
     bool done;
@@ -128,10 +129,13 @@ static int hex_decode(const char *text, uint8_t *bytes, size_t len)
     return HERD_SUCCESS;
 }
 
+/* The variables' storage: static, because the variable system writes the defaults back into
+ * it at finalize, after any orte_dvm_t is gone. */
+static dvm_vars_t dvm_vars;
+
 int orte_dvm_register_params(void)
 {
-    static dvm_vars_t vars;
-    return dvm_register_vars(&vars);
+    return dvm_register_vars(&dvm_vars);
 }
 
 static int dvm_register_vars(dvm_vars_t *vars)
@@ -162,16 +166,15 @@ static int dvm_register_vars(dvm_vars_t *vars)
     if (rc < 0) {
         return rc;
     }
-    vars->shutdown_grace = 0;
-    int grace_ms = 3000;
+    vars->shutdown_grace_ms = 3000;
     rc = opal_mca_var_register_framework(
         "dvm", "shutdown_grace_ms",
         "Milliseconds daemons get to exit after being told to stop before they are killed",
-        OPAL_MCA_VAR_INT, &grace_ms);
+        OPAL_MCA_VAR_INT, &vars->shutdown_grace_ms);
     if (rc < 0) {
         return rc;
     }
-    vars->shutdown_grace = grace_ms / 1000.0;
+    vars->shutdown_grace = vars->shutdown_grace_ms / 1000.0;
     if (vars->radix < 1) {
         opal_show_help(help_file, "bad-radix", true, vars->radix);
         return HERD_ERR_BAD_PARAM;
@@ -666,7 +669,7 @@ static void timeout_cb(int fd, short what, void *arg)
     }
     char *list = opal_argv_join(missing, ',');
     char seconds[32];
-    snprintf(seconds, sizeof(seconds), "%d", dvm->vars.startup_timeout);
+    snprintf(seconds, sizeof(seconds), "%d", dvm->vars->startup_timeout);
     dvm_fail(dvm, "startup-timeout", seconds, NULL != list ? list : "(unknown)");
     free(list);
     opal_argv_free(missing);
@@ -706,7 +709,7 @@ static void root_begin_shutdown(orte_dvm_t *dvm)
         return;
     }
     if (NULL != dvm->timer) {
-        arm_timer(dvm, dvm->vars.shutdown_grace);
+        arm_timer(dvm, dvm->vars->shutdown_grace);
     }
 }
 
@@ -735,10 +738,10 @@ static int prebind(orte_dvm_t *dvm, orte_plm_daemon_t *d, char **uri)
 
 static bool want_fabric(const orte_dvm_t *dvm, const orte_node_t *node)
 {
-    if (0 == strcmp(dvm->vars.fabric_inventory, "all")) {
+    if (0 == strcmp(dvm->vars->fabric_inventory, "all")) {
         return true;
     }
-    if (0 == strcmp(dvm->vars.fabric_inventory, "none")) {
+    if (0 == strcmp(dvm->vars->fabric_inventory, "none")) {
         return false;
     }
     return NULL == node->topology; /* auto: real nodes report theirs */
@@ -984,7 +987,8 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
     char *herdd = (NULL != options->herdd) ? strdup(options->herdd) : find_herdd();
     dvm->options.herdd = herdd;
 
-    rc = dvm_register_vars(&dvm->vars);
+    rc = dvm_register_vars(&dvm_vars);
+    dvm->vars = &dvm_vars;
     if (HERD_SUCCESS != rc) {
         goto err;
     }
@@ -997,7 +1001,7 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
         fflush(stdout);
     }
     dvm->size = dvm->allocation->num_nodes + 1;
-    dvm->radix = (uint32_t) dvm->vars.radix;
+    dvm->radix = (uint32_t) dvm->vars->radix;
     rc = orte_plm_base_select(dvm->allocation, &dvm->plm);
     if (HERD_SUCCESS != rc) {
         goto err;
@@ -1057,7 +1061,7 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
         opal_event_base_loop(dvm->base, false);
         goto err;
     }
-    arm_timer(dvm, dvm->vars.startup_timeout);
+    arm_timer(dvm, dvm->vars->startup_timeout);
     opal_event_base_loop(dvm->base, false);
     opal_event_del(dvm->timer);
     if (HERD_SUCCESS != dvm->status || dvm->stopping) {
@@ -1383,6 +1387,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     uint32_t listen_fd = UINT32_MAX;
     int rc;
     memset(dvm, 0, sizeof(*dvm));
+    dvm->vars = &dvm_vars;
     dvm->signal_pipe[0] = dvm->signal_pipe[1] = -1;
     dvm->next_command = DVM_COLL_FIRST_COMMAND;
     dvm->status = HERD_ERROR;
@@ -1467,7 +1472,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
                 opal_strerror(rc));
         goto out_mca;
     }
-    if (HERD_SUCCESS != (rc = dvm_register_vars(&dvm->vars)) ||
+    if (HERD_SUCCESS != (rc = dvm_register_vars(&dvm_vars)) ||
         HERD_SUCCESS != (rc = opal_event_base_create(&dvm->base)) ||
         HERD_SUCCESS != (rc = install_signals(dvm)) ||
         HERD_SUCCESS != (rc = opal_event_timer_create(dvm->base, false, timeout_cb, dvm,
@@ -1533,7 +1538,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     dvm->stopping = true;
     if (!all_launched_gone(dvm)) {
         dvm->done = false;
-        arm_timer(dvm, dvm->vars.shutdown_grace);
+        arm_timer(dvm, dvm->vars->shutdown_grace);
         opal_event_base_loop(dvm->base, false);
     }
 
