@@ -87,6 +87,10 @@ static int plm_local_launch(orte_plm_daemon_t *daemons, size_t num_daemons, cons
 {
     char *argv[] = {(char *) "herdd", NULL};
     char launcher_pid[64];
+    /* Say at once when the binary is not there, whatever posix_spawn reports for it. */
+    if (0 != access(herdd, X_OK)) {
+        return HERD_ERR_IN_ERRNO;
+    }
     snprintf(launcher_pid, sizeof(launcher_pid), "HERD_DVM_LAUNCHER_PID=%d", (int) getpid());
     for (size_t i = 0; i < num_daemons; ++i) {
         orte_plm_daemon_t *d = &daemons[i];
