@@ -446,6 +446,42 @@ static void stop_endpoint(orte_dvm_t *dvm)
     orte_overlay_base_close();
 }
 
+/* What both sides tear down last: any launched process still there is killed and reaped, then
+ * the endpoint, the events and the loop go. */
+static void release_runtime(orte_dvm_t *dvm)
+{
+    for (size_t i = 0; i < dvm->num_launched; ++i) {
+        orte_plm_daemon_t *d = &dvm->daemons[i];
+        if (d->pid > 0) {
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, NULL, 0);
+        }
+        if (d->stderr_fd >= 0) {
+            close(d->stderr_fd);
+        }
+        if (d->stdin_fd >= 0) {
+            close(d->stdin_fd);
+        }
+        opal_argv_free(d->boot);
+    }
+    free(dvm->daemons);
+    dvm->daemons = NULL;
+    dvm->num_launched = 0;
+    if (NULL == dvm->base) {
+        return;
+    }
+    if (NULL != dvm->stdin_event) {
+        opal_event_free(dvm->stdin_event);
+    }
+    stop_endpoint(dvm);
+    if (NULL != dvm->timer) {
+        opal_event_free(dvm->timer);
+    }
+    remove_signals(dvm);
+    opal_event_base_free(dvm->base);
+    dvm->base = NULL;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* root side */
 
@@ -889,6 +925,7 @@ static int launch_children(orte_dvm_t *dvm, const orte_plm_module_t *plm)
                                               .node = &dvm->allocation->nodes[vpid - 1],
                                               .listen_fd = -1, .pid = -1, .stderr_fd = -1,
                                               .stdin_fd = -1};
+        dvm->num_launched = i + 1; /* from here on, release_runtime() cleans it up */
         if (plm->prebinds_listeners) {
             rc = prebind(dvm, &dvm->daemons[i], &uris[i]);
             if (HERD_SUCCESS != rc) {
@@ -908,7 +945,6 @@ static int launch_children(orte_dvm_t *dvm, const orte_plm_module_t *plm)
     if (HERD_SUCCESS != rc) {
         goto out;
     }
-    dvm->num_launched = count;
     rc = plm->launch(dvm->daemons, count, dvm->options.herdd);
     if (HERD_SUCCESS != rc) {
         int saved = errno;
@@ -1179,29 +1215,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
         }
         dvm->status = status;
     }
-    /* reap anything left (a daemon that exited while nobody was looking) */
-    for (size_t i = 0; i < dvm->num_launched; ++i) {
-        if (dvm->daemons[i].pid > 0) {
-            kill(dvm->daemons[i].pid, SIGKILL);
-            waitpid(dvm->daemons[i].pid, NULL, 0);
-        }
-        if (dvm->daemons[i].stderr_fd >= 0) {
-            close(dvm->daemons[i].stderr_fd);
-        }
-        if (dvm->daemons[i].stdin_fd >= 0) {
-            close(dvm->daemons[i].stdin_fd);
-        }
-        opal_argv_free(dvm->daemons[i].boot);
-    }
-    free(dvm->daemons);
-    if (NULL != dvm->base) {
-        stop_endpoint(dvm);
-        if (NULL != dvm->timer) {
-            opal_event_free(dvm->timer);
-        }
-        remove_signals(dvm);
-        opal_event_base_free(dvm->base);
-    }
+    release_runtime(dvm);
     for (uint32_t v = 0; NULL != dvm->inventory && v < dvm->size; ++v) {
         orte_inventory_free(dvm->inventory[v]);
     }
@@ -1543,31 +1557,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     }
 
 out_base:
-    for (size_t i = 0; i < dvm->num_launched; ++i) {
-        if (dvm->daemons[i].pid > 0) {
-            kill(dvm->daemons[i].pid, SIGKILL);
-            waitpid(dvm->daemons[i].pid, NULL, 0);
-        }
-        if (dvm->daemons[i].stderr_fd >= 0) {
-            close(dvm->daemons[i].stderr_fd);
-        }
-        if (dvm->daemons[i].stdin_fd >= 0) {
-            close(dvm->daemons[i].stdin_fd);
-        }
-        opal_argv_free(dvm->daemons[i].boot);
-    }
-    free(dvm->daemons);
-    if (NULL != dvm->base) {
-        if (NULL != dvm->stdin_event) {
-            opal_event_free(dvm->stdin_event);
-        }
-        stop_endpoint(dvm);
-        if (NULL != dvm->timer) {
-            opal_event_free(dvm->timer);
-        }
-        remove_signals(dvm);
-        opal_event_base_free(dvm->base);
-    }
+    release_runtime(dvm);
     orte_plm_base_close();
     orte_allocation_free(dvm->allocation);
     free((char *) dvm->options.herdd);
