@@ -18,6 +18,7 @@
 
 #include "opal/dss/buffer.h"
 #include "opal/mca/base/mca_var.h"
+#include "support/capture.h"
 #include "orte/mca/grpcomm/base/base.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/util/radix.h"
@@ -49,44 +50,7 @@ static size_t rng_below(uint64_t *state, size_t bound)
 /* ------------------------------------------------------------------------------------------ */
 /* stderr capture, to check what a rejected message tells the admin */
 
-static char stderr_path[256];
-static int saved_stderr = -1;
-
-static void capture_stderr(void)
-{
-    FILE *file;
-
-    snprintf(stderr_path, sizeof(stderr_path), "/tmp/herd-test-grpcomm-%d.err", (int) getpid());
-    fflush(stderr);
-    saved_stderr = dup(STDERR_FILENO);
-    assert_true(saved_stderr >= 0);
-    file = freopen(stderr_path, "w", stderr);
-    assert_non_null(file);
-}
-
-/* Stops capturing and returns what was written (caller frees). */
-static char *captured_stderr(void)
-{
-    char *text;
-    FILE *file;
-    long size;
-
-    fflush(stderr);
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    saved_stderr = -1;
-    file = fopen(stderr_path, "r");
-    assert_non_null(file);
-    fseek(file, 0, SEEK_END);
-    size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, file), (size_t) size);
-    fclose(file);
-    unlink(stderr_path);
-    return text;
-}
+static herd_test_capture_t stderr_capture;
 
 /* ------------------------------------------------------------------------------------------ */
 /* selecting a component */
@@ -1018,12 +982,12 @@ static void test_send_failure(const char *name)
 
     net->failing_sender = 2;
     net->send_error = HERD_ERR_UNREACH;
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     for (orte_vpid_t v = 0; v < 8; v++) {
         coll_start(coll, v);
     }
     net_run_random(net);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_non_null(strstr(text, "Daemon 2 could not send"));
     free(text);
     assert_int_equal(coll->slots[2].calls, 1);
@@ -1145,9 +1109,9 @@ static void expect_rejection(net_t *net, orte_vpid_t dst, orte_vpid_t src, uint1
     char *text;
     int got;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     got = net->module->deliver(net->inst[dst], src, tag, buffer->base, buffer->used);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     opal_buffer_destruct(buffer);
     if (got != rc || NULL == strstr(text, needle)) {
         print_error("expected rc %d and \"%s\", got rc %d and:\n%s\n", rc, needle, got, text);
@@ -1283,9 +1247,9 @@ static void test_malformed_common(const char *name)
     craft_header(&msg, ORTE_GRPCOMM_WIRE_VERSION, mine, ORTE_GRPCOMM_OP_XCAST, 34, 8, 0);
     assert_int_equal(opal_buffer_pack_bytes(&msg, "x", 1), HERD_SUCCESS);
     expect_accepted(net, 1, 0, ORTE_GRPCOMM_TAG_XCAST, &msg);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     expect_failed_start(net, 1, 34, ORTE_GRPCOMM_OP_BARRIER, HERD_ERR_BAD_PARAM);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_non_null(strstr(text, "held for operation xcast"));
     assert_non_null(strstr(text, "from daemon 0"));
     free(text);
@@ -1479,7 +1443,7 @@ static void test_truncated_and_corrupted(const char *name)
     net_destroy(net);
     assert_true(captured.count > 0);
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     for (size_t i = 0; i < captured.count; i++) {
         const packet_t *p = &captured.items[i];
         orte_grpcomm_transport_t transport = {
@@ -1513,7 +1477,7 @@ static void test_truncated_and_corrupted(const char *name)
         module->destroy(g);
         free(copy);
     }
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     free(text);
     packet_list_free(&captured);
     print_message("%s: %u truncated messages refused, %u corrupted ones survived\n", name, refused,

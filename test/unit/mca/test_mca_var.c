@@ -93,13 +93,6 @@ static void test_finalize(void)
 
 static herd_test_capture_t stderr_capture;
 
-static void assert_contains(const char *text, const char *part)
-{
-    if (NULL == strstr(text, part)) {
-        fail_msg("expected \"%s\" in:\n%s", part, text);
-    }
-}
-
 static size_t count_occurrences(const char *text, const char *part)
 {
     size_t count = 0;

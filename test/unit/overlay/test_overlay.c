@@ -29,6 +29,7 @@
 
 #include "opal/event/event.h"
 #include "opal/mca/base/mca_var.h"
+#include "support/capture.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/util/radix.h"
 
@@ -69,54 +70,7 @@ static int count_fds(void)
     return count;
 }
 
-static char stderr_path[256];
-static int saved_stderr = -1;
-
-/* Sends stderr to a file until captured_stderr(), to check what users would be told. */
-static void capture_stderr(void)
-{
-    int fd;
-
-    snprintf(stderr_path, sizeof(stderr_path), "/tmp/herd-test-overlay-%d.err", (int) getpid());
-    fflush(stderr);
-    saved_stderr = dup(STDERR_FILENO);
-    assert_true(saved_stderr >= 0);
-    fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-    close(fd);
-}
-
-/* Stops capturing and returns what was written (caller frees). */
-static char *captured_stderr(void)
-{
-    char *text;
-    FILE *file;
-    long size;
-
-    fflush(stderr);
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    saved_stderr = -1;
-    file = fopen(stderr_path, "r");
-    assert_non_null(file);
-    fseek(file, 0, SEEK_END);
-    size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, file), (size_t) size);
-    fclose(file);
-    unlink(stderr_path);
-    return text;
-}
-
-#define assert_contains(haystack, needle)                                                          \
-    do {                                                                                           \
-        if (NULL == strstr((haystack), (needle))) {                                                \
-            fail_msg("expected \"%s\" in:\n%s", (needle), (haystack));                             \
-        }                                                                                          \
-    } while (0)
+static herd_test_capture_t stderr_capture;
 
 /* ------------------------------------------------------------------------------------------ */
 /* helpers: overlay endpoints, each on its own event base, all driven from the test */
@@ -1196,10 +1150,10 @@ static void test_interface_lists(void **state)
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         memset(&list, 0x5a, sizeof(list));
-        capture_stderr();
+        herd_test_capture_start(&stderr_capture);
         assert_int_equal(overlay_tcp_if_list_parse("overlay_tcp_if_include", bad[i], false, &list),
                          HERD_ERR_SILENT);
-        text = captured_stderr();
+        text = herd_test_capture_stop(&stderr_capture);
         assert_contains(text, "overlay_tcp_if_include");
         assert_contains(text, "neither an interface name nor a subnet");
         free(text);
@@ -1265,9 +1219,9 @@ static void test_init_checks(void **state)
     /* both interface lists from the caller */
     config = make_config(base, 0, 3, 2, "dvm", test_secret);
     config.if_exclude = "eth0";
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->init(&config, &overlay), HERD_ERR_SILENT);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "both an interface include list and an exclude list");
     assert_contains(text, "127.0.0.1");
     assert_contains(text, "eth0");
@@ -1275,9 +1229,9 @@ static void test_init_checks(void **state)
     /* a bad entry in the caller's list */
     config = make_config(base, 0, 3, 2, "dvm", test_secret);
     config.if_include = "10.0.0.0/99";
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->init(&config, &overlay), HERD_ERR_SILENT);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "10.0.0.0/99");
     free(text);
     assert_ptr_equal(overlay, untouched);
@@ -1308,9 +1262,9 @@ static void test_mca_include_and_exclude(void **state)
     orte_overlay_base_close();
     setenv("HERD_MCA_overlay_tcp_if_include", "lo", 1);
     setenv("HERD_MCA_overlay_tcp_if_exclude", "eth0", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_not_equal(orte_overlay_base_open(), HERD_SUCCESS);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "overlay_tcp_if_include");
     assert_contains(text, "overlay_tcp_if_exclude");
     assert_contains(text, "only one of them may be");
@@ -1320,25 +1274,25 @@ static void test_mca_include_and_exclude(void **state)
     /* a bad entry is reported at open, naming the variable */
     unsetenv("HERD_MCA_overlay_tcp_if_exclude");
     setenv("HERD_MCA_overlay_tcp_if_include", "lo/8", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_not_equal(orte_overlay_base_open(), HERD_SUCCESS);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "\"lo/8\" in overlay_tcp_if_include");
     free(text);
 
     /* out-of-range values */
     unsetenv("HERD_MCA_overlay_tcp_if_include");
     setenv("HERD_MCA_overlay_tcp_max_message_size", "100", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_not_equal(orte_overlay_base_open(), HERD_SUCCESS);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "overlay_tcp_max_message_size = 100");
     free(text);
     unsetenv("HERD_MCA_overlay_tcp_max_message_size");
     setenv("HERD_MCA_overlay_tcp_handshake_timeout", "0", 1);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_not_equal(orte_overlay_base_open(), HERD_SUCCESS);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "overlay_tcp_handshake_timeout = 0");
     free(text);
 
@@ -1355,9 +1309,9 @@ static void test_mca_include_and_exclude(void **state)
     config = make_config(base, 0, 1, 2, "dvm", test_secret);
     config.if_include = NULL;
     assert_int_equal(module->init(&config, &overlay), HERD_SUCCESS);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->listen(overlay, &uri), HERD_ERR_SILENT);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_null(uri);
     assert_contains(text, "overlay_tcp_if_include = \"no-such-if0\"");
     assert_contains(text, "127.0.0.1 (not included)");
@@ -1379,9 +1333,9 @@ static void test_no_usable_interface(void **state)
     config.if_include = NULL;
     config.if_exclude = "0.0.0.0/0,::/0";
     assert_int_equal(module->init(&config, &overlay), HERD_SUCCESS);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->listen(overlay, &uri), HERD_ERR_SILENT);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_null(uri);
     assert_contains(text, "Daemon 0 on host");
     assert_contains(text, "found no network address");
@@ -1480,12 +1434,12 @@ static void test_wrong_secret(void **state)
     int fd;
 
     /* the child finds out first: the parent's proof does not check out with its secret */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->send(child->overlay, 0, TEST_TAG, "secret", 6), HERD_SUCCESS);
     assert_int_equal(module->connect_parent(child->overlay, root->uri), HERD_SUCCESS);
     run_until(nodes, 2, node_has_lost, child, "the child to refuse its parent");
     run_until(nodes, 2, node_rejected, &rejected, "the parent to drop the child");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(child->lost[0].peer, 0);
     assert_int_equal(child->lost[0].status, HERD_ERR_AUTH);
     assert_contains(child->lost[0].reason, "could not prove it knows the DVM secret");
@@ -1498,12 +1452,12 @@ static void test_wrong_secret(void **state)
     free(text);
 
     /* a raw child with the wrong secret that answers anyway: the parent's MAC check */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 2, 2, wrong_secret);
     rejected.count = 2;
     raw_expect_close(nodes, 1, fd);
     run_until(nodes, 1, node_rejected, &rejected, "the parent to refuse the raw child");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "Daemon 0 of DVM test-dvm refused a connection from 127.0.0.1:");
     assert_contains(text, "claiming to be daemon 1");
     assert_contains(text, "does not know the DVM secret");
@@ -1526,11 +1480,11 @@ static void test_wrong_dvm_id(void **state)
     stat_wait_t rejected = {.node = root, .count = 1};
     char *text;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->connect_parent(child->overlay, root->uri), HERD_SUCCESS);
     run_until(nodes, 2, node_rejected, &rejected, "the parent to drop the child");
     run_until(nodes, 2, node_has_lost, child, "the child to notice");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "it belongs to DVM \"another-dvm\", this daemon to DVM \"test-dvm\"");
     assert_contains(text, "claiming to be daemon 1");
     assert_int_equal(child->lost[0].peer, 0);
@@ -1552,7 +1506,7 @@ static void expect_rejected(node_t *node, int fd, uint64_t count, const char *wh
 
     raw_expect_close(nodes, 1, fd);
     run_until(nodes, 1, node_rejected, &rejected, "the node to drop the raw peer");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "refused a connection from 127.0.0.1:");
     assert_contains(text, why_part);
     free(text);
@@ -1569,19 +1523,19 @@ static void test_garbage_peers(void **state)
     /* random bytes */
     randombytes_buf(garbage, sizeof(garbage));
     garbage[0] = 'G';
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_write(fd, garbage, sizeof(garbage));
     expect_rejected(root, fd, ++count, "magic number");
 
     /* an HTTP client */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_write(fd, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
     expect_rejected(root, fd, ++count, "not a herd overlay peer");
 
     /* another protocol version */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     {
         overlay_tcp_header_t header = {.version = 9, .type = OVERLAY_TCP_MSG_HELLO};
@@ -1593,7 +1547,7 @@ static void test_garbage_peers(void **state)
     expect_rejected(root, fd, ++count, "protocol version 9");
 
     /* DATA before the handshake, announcing 2 GiB: refused on the header alone */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     {
         overlay_tcp_header_t header = {
@@ -1606,7 +1560,7 @@ static void test_garbage_peers(void **state)
     expect_rejected(root, fd, ++count, "a DATA frame arrived where only HELLO may come");
 
     /* an oversized handshake frame */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     {
         overlay_tcp_header_t header = {
@@ -1619,52 +1573,52 @@ static void test_garbage_peers(void **state)
     expect_rejected(root, fd, ++count, "over the limit of 1024");
 
     /* a malformed HELLO */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_send_frame(fd, OVERLAY_TCP_MSG_HELLO, 0, 1, 0, garbage, 20);
     expect_rejected(root, fd, ++count, "its HELLO is malformed");
 
     /* a daemon that is not a child of this one */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_hello(fd, 5, 0, 7, 2, "test-dvm", "", nonce);
     expect_rejected(root, fd, ++count, "daemon 5 is not a child of daemon 0");
 
     /* looking for another daemon */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_hello(fd, 1, 3, 7, 2, "test-dvm", "", nonce);
     expect_rejected(root, fd, ++count, "it was looking for daemon 3, but this is daemon 0");
 
     /* another tree */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_hello(fd, 1, 0, 8, 2, "test-dvm", "", nonce);
     expect_rejected(root, fd, ++count, "it was told the DVM has 8 daemons in a tree of radix 2");
 
     /* a RESPONSE of the wrong size after a good HELLO */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_hello(fd, 2, 0, 7, 2, "test-dvm", "", nonce);
     raw_send_frame(fd, OVERLAY_TCP_MSG_RESPONSE, 0, 2, 0, garbage, 31);
     expect_rejected(root, fd, ++count, "its RESPONSE is malformed");
 
     /* a second HELLO where the RESPONSE should be */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_hello(fd, 2, 0, 7, 2, "test-dvm", "", nonce);
     raw_hello(fd, 2, 0, 7, 2, "test-dvm", "", nonce);
     expect_rejected(root, fd, ++count, "a HELLO frame arrived where only RESPONSE may come");
 
     /* a RESPONSE from another vpid than the HELLO claimed */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     raw_hello(fd, 2, 0, 7, 2, "test-dvm", "", nonce);
     raw_send_frame(fd, OVERLAY_TCP_MSG_RESPONSE, 0, 1, 0, garbage, 32);
     expect_rejected(root, fd, ++count, "not from the daemon it claimed");
 
     /* connect and hang up */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     shutdown(fd, SHUT_WR);
     expect_rejected(root, fd, ++count, "closed the connection before finishing the handshake");
@@ -1730,12 +1684,12 @@ static void test_fake_parent(void **state)
     node_t *child;
 
     /* a challenge with a made-up MAC */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     child = child_of_fake_parent(&listener, &fd, uri, sizeof(uri), nonce_c);
     randombytes_buf(&challenge, sizeof(challenge));
     raw_send_frame(fd, OVERLAY_TCP_MSG_CHALLENGE, 0, 0, 1, &challenge, sizeof(challenge));
     run_until(&child, 1, node_has_lost, child, "the child to refuse the fake parent");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(child->lost[0].status, HERD_ERR_AUTH);
     assert_contains(text, "could not prove it knows the DVM secret");
     assert_contains(text, uri);
@@ -1747,14 +1701,14 @@ static void test_fake_parent(void **state)
     node_free(child);
 
     /* a correct MAC from the wrong daemon: vpid 1 is no parent of vpid 1 */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     child = child_of_fake_parent(&listener, &fd, uri, sizeof(uri), nonce_c);
     assert_int_equal(overlay_tcp_derive_key(test_secret, key), HERD_SUCCESS);
     randombytes_buf(challenge.nonce, sizeof(challenge.nonce));
     overlay_tcp_challenge_mac(key, nonce_c, challenge.nonce, 1, 1, 2, 2, "test-dvm", challenge.mac);
     raw_send_frame(fd, OVERLAY_TCP_MSG_CHALLENGE, 0, 1, 1, &challenge, sizeof(challenge));
     run_until(&child, 1, node_has_lost, child, "the child to refuse the wrong daemon");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(child->lost[0].reason, "it answers as daemon 1 to daemon 1");
     free(text);
     raw_expect_close(&child, 1, fd);
@@ -1762,11 +1716,11 @@ static void test_fake_parent(void **state)
     node_free(child);
 
     /* something else entirely answers */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     child = child_of_fake_parent(&listener, &fd, uri, sizeof(uri), nonce_c);
     raw_write(fd, "HTTP/1.1 400 Bad Request\r\n\r\n", 28);
     run_until(&child, 1, node_has_lost, child, "the child to refuse a web server");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(child->lost[0].status, HERD_ERR_UNPACK_FAILURE);
     assert_contains(child->lost[0].reason, "magic number");
     free(text);
@@ -1840,9 +1794,9 @@ static void test_connect_failures(void **state)
     /* bad addresses are refused at once, with a message */
     static const char *const bad[] = {"http://127.0.0.1:80", "tcp://localhost:80", "tcp://1.2.3.4"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        capture_stderr();
+        herd_test_capture_start(&stderr_capture);
         assert_int_equal(module->connect_parent(child->overlay, bad[i]), HERD_ERR_BAD_PARAM);
-        text = captured_stderr();
+        text = herd_test_capture_stop(&stderr_capture);
         assert_contains(text, "Daemon 1 cannot connect to its parent daemon 0");
         assert_contains(text, bad[i]);
         free(text);
@@ -1866,7 +1820,7 @@ static void test_handshake_timeout(void **state)
     root = node_new(0, 2, 2);
 
     /* a peer that connects and says nothing */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     expect_rejected(root, fd, 1, "it did not complete the handshake within 1 s");
 
@@ -2149,9 +2103,9 @@ static void test_message_size_limit(void **state)
     child = node_new(1, 2, 2);
     node_t *nodes[] = {root, child};
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->send(root->overlay, 1, TEST_TAG, data, limit + 1), HERD_ERR_BAD_PARAM);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "Daemon 0 was asked to send a message of 1048577 bytes to daemon 1");
     assert_contains(text, "overlay_tcp_max_message_size");
     free(text);
@@ -2160,10 +2114,10 @@ static void test_message_size_limit(void **state)
 
     assert_int_equal(module->connect_parent(child->overlay, root->uri), HERD_SUCCESS);
     assert_int_equal(module->send(child->overlay, 0, TEST_TAG, data, 2 * limit), HERD_SUCCESS);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     run_until(nodes, 2, node_has_lost, root, "the root to drop the child");
     run_until(nodes, 2, node_has_lost, child, "the child to notice");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "of 2097152 bytes");
     assert_contains(text, "at least 2097152 bytes");
     assert_int_equal(root->lost[0].peer, 1);
@@ -2260,7 +2214,7 @@ static void expect_cut_off(node_t *root, int fd, uint64_t count, const char *why
 
     raw_expect_close(nodes, 1, fd);
     run_until(nodes, 1, node_protocol_errors, &errors, "the root to cut off the raw child");
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, why_part);
     free(text);
     assert_int_equal(root->num_lost, (size_t) count);
@@ -2283,39 +2237,39 @@ static void test_misbehaving_neighbour(void **state)
     assert_int_equal(root->got[0].src, 1);
     assert_memory_equal(root->got[0].data, "hand-made", 9);
     /* then forges a source outside its subtree */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     raw_send_frame(fd, OVERLAY_TCP_MSG_DATA, TEST_TAG, 2, 0, "forged", 6);
     expect_cut_off(root, fd, ++count, "cannot come through daemon 1 along the tree");
 
     /* a lost child may come back; this time it sends a message that loops back to it */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     raw_send_frame(fd, OVERLAY_TCP_MSG_DATA, TEST_TAG, 1, 3, "loop", 4);
     expect_cut_off(root, fd, ++count, "a message from daemon 1 to daemon 3 cannot come through");
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     raw_send_frame(fd, OVERLAY_TCP_MSG_DATA, TEST_TAG, 1, 9, "nowhere", 7);
     expect_cut_off(root, fd, ++count, "daemons 0 to 4");
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     raw_write(fd, "garbage garbage garbage garbage", 31);
     expect_cut_off(root, fd, ++count, "magic number");
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     raw_send_frame(fd, OVERLAY_TCP_MSG_BYE, 0, 1, 0, zero, 4);
     expect_cut_off(root, fd, ++count, "reason 0");
 
     uint8_t nonce[OVERLAY_TCP_NONCE_BYTES];
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     raw_hello(fd, 1, 0, 5, 2, "test-dvm", "", nonce);
     expect_cut_off(root, fd, ++count, "a HELLO frame arrived where only DATA or BYE may come");
 
     /* a 100 MiB frame against the default 64 MiB: refused on the header, nothing allocated */
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     {
         overlay_tcp_header_t header = {.version = 1,
@@ -2336,7 +2290,7 @@ static void test_misbehaving_neighbour(void **state)
     raw_send_frame(fd, OVERLAY_TCP_MSG_DATA, TEST_TAG, 1, 0, "again", 5);
     got_wait_t two = {.node = root, .count = 2};
     run_until(nodes, 1, node_got_count, &two, "the returning child's message");
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     int second = raw_connect(root->uri);
     raw_hello(second, 1, 0, 5, 2, "test-dvm", "", nonce);
     expect_rejected(root, second, node_stats(root).peers_rejected + 1,
@@ -2406,10 +2360,10 @@ static void test_adopt_listener(void **state)
     root = node_new_with(0, 2, 2, "test-dvm", test_secret, false);
     int pipe_fds[2];
     assert_int_equal(pipe(pipe_fds), 0);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->adopt_listener(root->overlay, pipe_fds[0], &adopted),
                      HERD_ERR_BAD_PARAM);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "it is not an open socket");
     free(text);
     assert_true(fcntl(pipe_fds[0], F_GETFD) >= 0);
@@ -2417,25 +2371,25 @@ static void test_adopt_listener(void **state)
     close(pipe_fds[1]);
 
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->adopt_listener(root->overlay, fd, &adopted), HERD_ERR_BAD_PARAM);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "listen() was not called on it");
     free(text);
     close(fd);
 
     fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->adopt_listener(root->overlay, fd, &adopted), HERD_ERR_BAD_PARAM);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "it is not a stream (TCP) socket");
     free(text);
     close(fd);
 
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(module->adopt_listener(root->overlay, fd, &adopted), HERD_ERR_BAD_PARAM);
-    text = captured_stderr();
+    text = herd_test_capture_stop(&stderr_capture);
     assert_contains(text, "it is not an IPv4 or IPv6 socket");
     free(text);
     close(fd);

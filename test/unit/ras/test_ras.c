@@ -19,60 +19,15 @@
 #include "opal/dss/buffer.h"
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
+#include "support/capture.h"
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* helpers */
 
-static char stderr_path[256];
-static int saved_stderr = -1;
+static herd_test_capture_t stderr_capture;
 static char temp_dir[256];
-
-/* Sends stderr to a file until captured_stderr(), to check what users would be told. */
-static void capture_stderr(void)
-{
-    FILE *file;
-
-    snprintf(stderr_path, sizeof(stderr_path), "/tmp/herd-test-ras-%d.err", (int) getpid());
-    fflush(stderr);
-    saved_stderr = dup(STDERR_FILENO);
-    assert_true(saved_stderr >= 0);
-    file = freopen(stderr_path, "w", stderr);
-    assert_non_null(file);
-}
-
-/* Stops capturing and returns what was written (caller frees). */
-static char *captured_stderr(void)
-{
-    char *text;
-    FILE *file;
-    long size;
-
-    fflush(stderr);
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    saved_stderr = -1;
-    file = fopen(stderr_path, "r");
-    assert_non_null(file);
-    fseek(file, 0, SEEK_END);
-    size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    text = calloc(1, (size_t) size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t) size, file), (size_t) size);
-    fclose(file);
-    unlink(stderr_path);
-    return text;
-}
-
-#define assert_contains(text, needle)                                                              \
-    do {                                                                                           \
-        if (NULL == strstr((text), (needle))) {                                                    \
-            print_error("expected \"%s\" in:\n%s\n", (needle), (text));                            \
-            fail();                                                                                \
-        }                                                                                          \
-    } while (0)
 
 static const char *const ras_test_variables[] = {
     "HERD_MCA_ras",
@@ -213,9 +168,9 @@ static char *parse_hosts_error(const char *text, size_t length, const char *host
     orte_allocation_t *allocation = SENTINEL;
     int rc;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     rc = orte_ras_base_parse_hosts("hosts.txt", text, length, host_list, &allocation);
-    char *message = captured_stderr();
+    char *message = herd_test_capture_stop(&stderr_capture);
     if (HERD_ERR_SILENT != rc) {
         print_error("rc %d, stderr:\n%s\n", rc, message);
     }
@@ -369,17 +324,17 @@ static void test_hostfile_read(void **state)
     remove_file("hosts");
 
     snprintf(missing, sizeof(missing), "%s/no-such-hostfile", temp_dir);
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_read_hosts(missing, NULL, &untouched), HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_ptr_equal(untouched, SENTINEL);
     assert_contains(message, missing);
     assert_contains(message, "No such file or directory");
     free(message);
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_read_hosts(temp_dir, NULL, &untouched), HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_contains(message, temp_dir);
     assert_contains(message, "Is a directory");
     free(message);
@@ -514,9 +469,9 @@ static void expect_expansion_error(const char *list, size_t position, const char
     char *message;
     int rc;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     rc = orte_ras_base_hostlist_expand("SLURM_JOB_NODELIST", list, &names, &count);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     if (HERD_ERR_SILENT != rc) {
         print_error("%s: rc %d\n%s\n", list, rc, message);
     }
@@ -613,9 +568,9 @@ static void test_hostlist_caret(void **state)
     char *excerpt;
     char *caret;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_hostlist_expand("V", "n[1-x]", &names, &count), HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_contains(message, "  n[1-x]\n"
                              "      ^ a number was expected in the brackets, not 'x'\n");
     free(message);
@@ -626,9 +581,9 @@ static void test_hostlist_caret(void **state)
         strcat(list, "node[1-4],");
     }
     strcat(list, "bad@name");
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_hostlist_expand("V", list, &names, &count), HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_contains(message, "character 204");
     excerpt = strstr(message, "\n  ...");
     assert_non_null(excerpt);
@@ -661,11 +616,11 @@ static void expect_tasks_error(const char *text, size_t position, const char *ne
     char where[64];
     char *message;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(
         orte_ras_base_tasks_per_node_expand("SLURM_TASKS_PER_NODE", text, &counts, &count),
         HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_ptr_equal(counts, (void *) &sentinel_object);
     assert_int_equal(count, 4242);
     assert_contains(message, "SLURM_TASKS_PER_NODE");
@@ -726,10 +681,10 @@ static void test_slurm_allocation(void **state)
     assert_int_equal(orte_ras_base_slurm_allocation("n[1-2]", "", &allocation), HERD_SUCCESS);
     orte_allocation_free(allocation);
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_slurm_allocation("n[1-3]", "2(x2)", &untouched),
                      HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_ptr_equal(untouched, SENTINEL);
     assert_contains(message, "SLURM_TASKS_PER_NODE gives task counts for 2 nodes,\n"
                              "but SLURM_JOB_NODELIST lists 3 nodes");
@@ -737,16 +692,16 @@ static void test_slurm_allocation(void **state)
     assert_contains(message, "SLURM_TASKS_PER_NODE=2(x2)");
     free(message);
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_slurm_allocation("n[1-3],n2", NULL, &untouched),
                      HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_contains(message, "host n2 more than once");
     free(message);
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     assert_int_equal(orte_ras_base_slurm_allocation("n[1-3", "1", &untouched), HERD_ERR_SILENT);
-    message = captured_stderr();
+    message = herd_test_capture_stop(&stderr_capture);
     assert_contains(message, "SLURM_JOB_NODELIST");
     free(message);
     assert_ptr_equal(untouched, SENTINEL);
@@ -1074,9 +1029,9 @@ static char *allocate_error(void)
     orte_allocation_t *allocation = SENTINEL;
     int rc;
 
-    capture_stderr();
+    herd_test_capture_start(&stderr_capture);
     rc = orte_ras_base_allocate(&allocation);
-    char *message = captured_stderr();
+    char *message = herd_test_capture_stop(&stderr_capture);
     if (HERD_ERR_SILENT != rc) {
         print_error("rc %d\n%s\n", rc, message);
     }

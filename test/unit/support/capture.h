@@ -3,6 +3,7 @@
 #define HERD_TEST_CAPTURE_H
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct {
     FILE *file;   /* where stderr goes meanwhile */
@@ -14,5 +15,13 @@ typedef struct {
 void herd_test_capture_start(herd_test_capture_t *capture);
 /* Restore stderr; returns what was written meanwhile (caller frees). */
 char *herd_test_capture_stop(herd_test_capture_t *capture);
+
+/* Fails the test, showing both, when text does not contain needle. */
+#define assert_contains(text, needle)                                                              \
+    do {                                                                                           \
+        if (NULL == strstr((text), (needle))) {                                                    \
+            fail_msg("expected \"%s\" in:\n%s", (needle), (text));                                 \
+        }                                                                                          \
+    } while (0)
 
 #endif
