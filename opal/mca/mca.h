@@ -77,6 +77,9 @@ typedef struct opal_mca_framework {
     uint32_t interface_version;
     bool multi_select; /* keep every available component (ordered) instead of one winner */
     const opal_mca_component_t *const *static_components; /* NULL-terminated */
+    /* Registers the framework base's own variables (ras_base_hostfile, ...) before any
+     * component is found; may be NULL. */
+    int (*register_base)(void);
     /* framework-wide variables registered by opal_mca_framework_register() */
     char *selection;   /* HERD_MCA_<fw>: "a,b" or "^a,b" */
     int verbose;       /* HERD_MCA_<fw>_base_verbose */
@@ -92,10 +95,14 @@ typedef struct opal_mca_framework {
 
 /* Declares a framework object statically (in the framework's base). */
 #define OPAL_MCA_FRAMEWORK_INIT(layer_, fw_, description_, multi_, static_table_)                \
+    OPAL_MCA_FRAMEWORK_INIT_REGISTER(layer_, fw_, description_, multi_, static_table_, NULL)
+/* The same for a base with variables of its own, registered by register_base_. */
+#define OPAL_MCA_FRAMEWORK_INIT_REGISTER(layer_, fw_, description_, multi_, static_table_,       \
+                                         register_base_)                                         \
     {                                                                                            \
         .layer = #layer_, .name = #fw_, .description = description_,                            \
         .interface_version = OPAL_MCA_##fw_##_INTERFACE_VERSION, .multi_select = multi_,         \
-        .static_components = static_table_, .output = -1,                                       \
+        .static_components = static_table_, .register_base = register_base_, .output = -1,     \
     }
 
 /* Initialise the MCA system: variables, the component loader, the search path. Idempotent,
@@ -111,7 +118,11 @@ OPAL_EXPORT int opal_mca_framework_open(opal_mca_framework_t *fw);
 /* Query every opened component; keep the winner or the ordered list. HERD_ERR_NOT_FOUND when
  * no component is available (reported by the caller, who knows what it needed). */
 OPAL_EXPORT int opal_mca_framework_select(opal_mca_framework_t *fw);
-/* Close every component, unload DSOs, forget the selection. */
+/* Select and open in one call, for a framework base's open function: does nothing when the
+ * framework is already selected; on failure the framework is closed again (so one close
+ * always matches one successful open). */
+OPAL_EXPORT int opal_mca_framework_open_select(opal_mca_framework_t *fw);
+/* Close every component, unload DSOs, forget the selection. Nothing when not open. */
 OPAL_EXPORT void opal_mca_framework_close(opal_mca_framework_t *fw);
 
 /* The selected module of a single-select framework, or NULL. */

@@ -248,6 +248,12 @@ int opal_mca_framework_register(opal_mca_framework_t *fw)
         goto err_init;
     }
     fw->output = opal_output_open(fw->name, fw->verbose);
+    if (NULL != fw->register_base) {
+        rc = fw->register_base();
+        if (HERD_SUCCESS != rc) {
+            goto err_output;
+        }
+    }
     rc = opal_mca_components_find(fw);
     if (HERD_SUCCESS != rc) {
         goto err_output;
@@ -389,6 +395,18 @@ int opal_mca_framework_select(opal_mca_framework_t *fw)
                             fw->selected[i]->component->name, fw->selected[i]->priority);
     }
     return 0 == fw->num_selected ? HERD_ERR_NOT_FOUND : HERD_SUCCESS;
+}
+
+int opal_mca_framework_open_select(opal_mca_framework_t *fw)
+{
+    if (fw->opened && fw->num_selected > 0) {
+        return HERD_SUCCESS;
+    }
+    int rc = opal_mca_framework_select(fw);
+    if (HERD_SUCCESS != rc) {
+        opal_mca_framework_close(fw);
+    }
+    return rc;
 }
 
 void *opal_mca_framework_module(const opal_mca_framework_t *fw)

@@ -28,8 +28,18 @@ static const opal_mca_component_t *const stub_static_components[] = {
     NULL,
 };
 
-static opal_mca_framework_t stub_framework =
-    OPAL_MCA_FRAMEWORK_INIT(opal, stub, "test stubs", false, stub_static_components);
+/* The base's own variable, registered through the framework's register_base hook. */
+static int stub_base_knob;
+static int stub_register_base(void)
+{
+    stub_base_knob = 3;
+    int rc = opal_mca_var_register_framework("stub", "base_knob", "A variable of the stub base",
+                                             OPAL_MCA_VAR_INT, &stub_base_knob);
+    return rc < 0 ? rc : HERD_SUCCESS;
+}
+
+static opal_mca_framework_t stub_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
+    opal, stub, "test stubs", false, stub_static_components, stub_register_base);
 
 static herd_test_capture_t stderr_capture;
 
@@ -307,6 +317,33 @@ static void test_unload_and_reload(void **state)
     assert_false(module->from_static);
 }
 
+static void test_register_base_hook(void **state)
+{
+    setenv("HERD_MCA_stub_base_knob", "11", 1);
+    herd_test_capture_start(&stderr_capture);
+    int rc = opal_mca_framework_register(&stub_framework);
+    free(herd_test_capture_stop(&stderr_capture));
+    unsetenv("HERD_MCA_stub_base_knob");
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_true(opal_mca_var_find("stub_base_knob") >= 0);
+    assert_int_equal(11, stub_base_knob);
+}
+
+/* open_select twice needs one close; a failed one leaves nothing open. */
+static void test_open_select_pairs_with_close(void **state)
+{
+    herd_test_capture_start(&stderr_capture);
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_open_select(&stub_framework));
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_open_select(&stub_framework));
+    opal_mca_framework_close(&stub_framework);
+    assert_false(stub_framework.registered);
+    setenv("HERD_MCA_stub", "delta", 1); /* declines: nothing to select */
+    int rc = opal_mca_framework_open_select(&stub_framework);
+    free(herd_test_capture_stop(&stderr_capture));
+    assert_int_equal(HERD_ERR_NOT_FOUND, rc);
+    assert_false(stub_framework.registered);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +362,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parse_selection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_and_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unload_and_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_register_base_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_select_pairs_with_close, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

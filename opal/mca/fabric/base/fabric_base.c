@@ -31,45 +31,12 @@ static void fabric_base_hostname(char *name, size_t size)
 
 int opal_fabric_base_open(void)
 {
-    opal_mca_framework_t *fw = &opal_fabric_base_framework;
-    int rc;
-
-    /* a second open would take a second reference on the MCA system that one close cannot drop */
-    if (fw->opened) {
-        return HERD_SUCCESS;
-    }
-    rc = opal_mca_init();
-    if (HERD_SUCCESS != rc) {
-        return rc;
-    }
-    rc = opal_mca_framework_open(fw);
-    if (HERD_SUCCESS != rc) {
-        /* registration may have succeeded before the selection was refused */
-        goto err_framework;
-    }
-    /* HERD_ERR_NOT_FOUND (no component available) is left to the caller to report: only it
-     * knows whether it could do without a fabric inventory */
-    rc = opal_mca_framework_select(fw);
-    if (HERD_SUCCESS != rc) {
-        goto err_framework;
-    }
-    return HERD_SUCCESS;
-
-err_framework:
-    opal_mca_framework_close(fw);
-    opal_mca_finalize();
-    return rc;
+    return opal_mca_framework_open_select(&opal_fabric_base_framework);
 }
 
 void opal_fabric_base_close(void)
 {
-    opal_mca_framework_t *fw = &opal_fabric_base_framework;
-
-    if (!fw->opened) {
-        return;
-    }
-    opal_mca_framework_close(fw);
-    opal_mca_finalize();
+    opal_mca_framework_close(&opal_fabric_base_framework);
 }
 
 int opal_fabric_base_discover(opal_fabric_record_t ***records, size_t *num_records)

@@ -13,44 +13,12 @@ opal_mca_framework_t orte_grpcomm_base_framework = OPAL_MCA_FRAMEWORK_INIT(
 
 int orte_grpcomm_base_open(void)
 {
-    opal_mca_framework_t *fw = &orte_grpcomm_base_framework;
-    int rc;
-
-    /* a second open would take a second reference on the MCA system that one close cannot drop */
-    if (fw->opened) {
-        return HERD_SUCCESS;
-    }
-    rc = opal_mca_init();
-    if (HERD_SUCCESS != rc) {
-        return rc;
-    }
-    rc = opal_mca_framework_open(fw);
-    if (HERD_SUCCESS != rc) {
-        goto err_framework;
-    }
-    /* HERD_ERR_NOT_FOUND (nothing available) is for the caller to report: a DVM cannot run
-     * without collectives, a tool may not need them */
-    rc = opal_mca_framework_select(fw);
-    if (HERD_SUCCESS != rc) {
-        goto err_framework;
-    }
-    return HERD_SUCCESS;
-
-err_framework:
-    opal_mca_framework_close(fw);
-    opal_mca_finalize();
-    return rc;
+    return opal_mca_framework_open_select(&orte_grpcomm_base_framework);
 }
 
 void orte_grpcomm_base_close(void)
 {
-    opal_mca_framework_t *fw = &orte_grpcomm_base_framework;
-
-    if (!fw->opened) {
-        return;
-    }
-    opal_mca_framework_close(fw);
-    opal_mca_finalize();
+    opal_mca_framework_close(&orte_grpcomm_base_framework);
 }
 
 const orte_grpcomm_module_t *orte_grpcomm_base_module(void)

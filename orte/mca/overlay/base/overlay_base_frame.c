@@ -11,37 +11,12 @@ opal_mca_framework_t orte_overlay_base_framework =
 
 int orte_overlay_base_open(void)
 {
-    opal_mca_framework_t *fw = &orte_overlay_base_framework;
-    int rc;
-
-    /* a second open would take a second reference on the MCA system that one close cannot drop */
-    if (fw->opened) {
-        return HERD_SUCCESS;
-    }
-    rc = opal_mca_init();
-    if (HERD_SUCCESS != rc) {
-        return rc;
-    }
-    rc = opal_mca_framework_open(fw);
-    if (HERD_SUCCESS == rc) {
-        rc = opal_mca_framework_select(fw);
-    }
-    if (HERD_SUCCESS != rc) {
-        opal_mca_framework_close(fw);
-        opal_mca_finalize();
-    }
-    return rc;
+    return opal_mca_framework_open_select(&orte_overlay_base_framework);
 }
 
 void orte_overlay_base_close(void)
 {
-    opal_mca_framework_t *fw = &orte_overlay_base_framework;
-
-    if (!fw->opened) {
-        return;
-    }
-    opal_mca_framework_close(fw);
-    opal_mca_finalize();
+    opal_mca_framework_close(&orte_overlay_base_framework);
 }
 
 const orte_overlay_module_t *orte_overlay_base_module(void)

@@ -18,8 +18,9 @@
 
 #include "orte/mca/ras/base/static-components.h"
 
-opal_mca_framework_t orte_ras_base_framework = OPAL_MCA_FRAMEWORK_INIT(
-    orte, ras, "Allocation: which nodes and how many slots", false, orte_ras_static_components);
+opal_mca_framework_t orte_ras_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
+    orte, ras, "Allocation: which nodes and how many slots", false, orte_ras_static_components,
+    orte_ras_base_register);
 
 /* Storage of the framework variables, owned by the variable system (like the framework's own
  * selection string). */
@@ -32,7 +33,7 @@ int orte_ras_base_register(void)
 {
     int index;
 
-    /* a second registration shares the first one's value, so this may run once per component */
+    /* called when the framework registers, before its components (register_base) */
     index = opal_mca_var_register_framework(
         "ras", "base_hostfile",
         "Hostfile naming the nodes to run on, one per line: host [slots=N] [max_slots=M] "
@@ -66,45 +67,17 @@ const char *orte_ras_base_host_list(void)
 
 int orte_ras_base_open(void)
 {
-    opal_mca_framework_t *fw = &orte_ras_base_framework;
-    int rc;
-
-    /* a second open would take a second reference on the MCA system that one close cannot drop */
-    if (fw->opened) {
-        return HERD_SUCCESS;
-    }
-    rc = opal_mca_init();
+    /* registering the framework registers the base's variables first (register_base) */
+    int rc = opal_mca_framework_open(&orte_ras_base_framework);
     if (HERD_SUCCESS != rc) {
-        return rc;
+        opal_mca_framework_close(&orte_ras_base_framework);
     }
-    /* before the components open: their query decides on these values */
-    rc = orte_ras_base_register();
-    if (HERD_SUCCESS != rc) {
-        goto err_init;
-    }
-    rc = opal_mca_framework_open(fw);
-    if (HERD_SUCCESS != rc) {
-        goto err_framework;
-    }
-    return HERD_SUCCESS;
-
-err_framework:
-    opal_mca_framework_close(fw);
-err_init:
-    opal_mca_finalize();
     return rc;
 }
 
 void orte_ras_base_close(void)
 {
-    opal_mca_framework_t *fw = &orte_ras_base_framework;
-
-    if (!fw->opened) {
-        return;
-    }
-    opal_mca_framework_close(fw);
-    /* the last reference frees the variables' values and sets the storage back to NULL */
-    opal_mca_finalize();
+    opal_mca_framework_close(&orte_ras_base_framework);
 }
 
 /* Cores of this host (hardware threads when hwloc sees no core), at least one. */

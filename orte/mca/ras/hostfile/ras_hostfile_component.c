@@ -35,8 +35,7 @@ static int ras_hostfile_register(const opal_mca_component_t *component)
     if (index < 0) {
         return index;
     }
-    /* the variables this component runs on, so that herd-info shows them with the framework */
-    return orte_ras_base_register();
+    return HERD_SUCCESS;
 }
 
 static int ras_hostfile_query(const opal_mca_component_t *component, void **module, int *priority)

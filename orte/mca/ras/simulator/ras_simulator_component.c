@@ -86,7 +86,7 @@ static int ras_simulator_register(const opal_mca_component_t *component)
     if (index < 0) {
         return index;
     }
-    return orte_ras_base_register();
+    return HERD_SUCCESS;
 }
 
 static int ras_simulator_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -37,8 +37,7 @@ static int ras_slurm_register(const opal_mca_component_t *component)
     if (index < 0) {
         return index;
     }
-    /* this component steps aside when they are set */
-    return orte_ras_base_register();
+    return HERD_SUCCESS;
 }
 
 static const char *ras_slurm_nodelist(void)
