@@ -20,6 +20,7 @@
 #endif
 
 #include "opal/mca/base/mca_var.h"
+#include "opal/util/if_filter.h"
 #include "opal/mca/fabric/base/base.h"
 #include "opal/mca/fabric/fabric.h"
 #include "opal/util/argv.h"
@@ -30,12 +31,7 @@
 
 /* One entry of an include or exclude list: an interface name, or a subnet that matches every
  * interface holding an address inside it. */
-typedef struct {
-    char *name; /* NULL for a subnet */
-    int family; /* AF_INET or AF_INET6, for a subnet */
-    uint8_t address[16];
-    unsigned prefix;
-} fabric_tcp_filter_t;
+typedef opal_if_filter_t fabric_tcp_filter_t;
 
 #define FABRIC_TCP_DEFAULT_PRIORITY 10
 
@@ -103,58 +99,12 @@ static int fabric_tcp_register(const opal_mca_component_t *component)
 static void fabric_tcp_free_filters(void)
 {
     for (size_t i = 0; i < fabric_tcp_state.num_filters; i++) {
-        free(fabric_tcp_state.filters[i].name);
+        opal_if_filter_release(&fabric_tcp_state.filters[i]);
     }
     free(fabric_tcp_state.filters);
     fabric_tcp_state.filters = NULL;
     fabric_tcp_state.num_filters = 0;
     fabric_tcp_state.filters_exclude = false;
-}
-
-/* "eth0", "10.0.0.0/8", "10.1.2.3" (a single host) or "fd00::/64". */
-static int fabric_tcp_parse_filter(const char *text, fabric_tcp_filter_t *filter)
-{
-    char address[INET6_ADDRSTRLEN];
-    const char *slash = strchr(text, '/');
-    size_t length = NULL != slash ? (size_t) (slash - text) : strlen(text);
-    unsigned max_prefix = 0;
-
-    memset(filter, 0, sizeof(*filter));
-    if (length < sizeof(address)) {
-        memcpy(address, text, length);
-        address[length] = '\0';
-        if (1 == inet_pton(AF_INET, address, filter->address)) {
-            filter->family = AF_INET;
-            max_prefix = 32;
-        } else if (1 == inet_pton(AF_INET6, address, filter->address)) {
-            filter->family = AF_INET6;
-            max_prefix = 128;
-        }
-    }
-    if (0 == filter->family) {
-        /* not an address, so an interface name, which cannot hold a slash */
-        if (NULL != slash || length >= IFNAMSIZ || 0 == length) {
-            return HERD_ERR_BAD_PARAM;
-        }
-        filter->name = strdup(text);
-        return NULL != filter->name ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
-    }
-    filter->prefix = max_prefix;
-    if (NULL != slash) {
-        char *end = NULL;
-        unsigned long prefix;
-
-        if (slash[1] < '0' || slash[1] > '9') {
-            return HERD_ERR_BAD_PARAM;
-        }
-        errno = 0;
-        prefix = strtoul(slash + 1, &end, 10);
-        if (0 != errno || '\0' != *end || prefix > max_prefix) {
-            return HERD_ERR_BAD_PARAM;
-        }
-        filter->prefix = (unsigned) prefix;
-    }
-    return HERD_SUCCESS;
 }
 
 /* Removes blanks around a list entry in place, so "lo, eth0" works as users expect. */
@@ -195,7 +145,7 @@ static int fabric_tcp_parse_filters(const char *variable, const char *value, boo
             continue;
         }
         rc =
-            fabric_tcp_parse_filter(entry, &fabric_tcp_state.filters[fabric_tcp_state.num_filters]);
+            opal_if_filter_parse(entry, &fabric_tcp_state.filters[fabric_tcp_state.num_filters]);
         if (HERD_ERR_BAD_PARAM == rc) {
             opal_show_help(FABRIC_TCP_HELP_FILE, "bad-interface-entry", true, entry, variable,
                            variable, value);
@@ -236,60 +186,16 @@ static int fabric_tcp_open(const opal_mca_component_t *component)
     return HERD_SUCCESS;
 }
 
-/* Whether the first prefix bits of a and b are equal. */
-static bool fabric_tcp_prefix_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
-{
-    unsigned bytes = prefix / 8;
-    unsigned bits = prefix % 8;
-
-    if (0 != memcmp(a, b, bytes)) {
-        return false;
-    }
-    if (0 == bits) {
-        return true;
-    }
-    uint8_t mask = (uint8_t) (0xffu << (8 - bits));
-    return (a[bytes] & mask) == (b[bytes] & mask);
-}
-
-/* The raw bytes of an IPv4 or IPv6 address, copied out of the sockaddr (no aliasing casts). */
-static bool fabric_tcp_address_bytes(const struct sockaddr *sa, uint8_t bytes[16], int *family)
-{
-    if (NULL == sa) {
-        return false;
-    }
-    if (AF_INET == sa->sa_family) {
-        struct sockaddr_in in;
-
-        memcpy(&in, sa, sizeof(in));
-        memcpy(bytes, &in.sin_addr, 4);
-        *family = AF_INET;
-        return true;
-    }
-    if (AF_INET6 == sa->sa_family) {
-        struct sockaddr_in6 in6;
-
-        memcpy(&in6, sa, sizeof(in6));
-        memcpy(bytes, &in6.sin6_addr, 16);
-        *family = AF_INET6;
-        return true;
-    }
-    return false;
-}
-
+/* A name filter matches the interface; a subnet, any of the interface's addresses. */
 static bool fabric_tcp_filter_matches(const fabric_tcp_filter_t *filter, const struct ifaddrs *list,
                                       const char *name)
 {
     if (NULL != filter->name) {
-        return 0 == strcmp(filter->name, name);
+        return opal_if_filter_matches(filter, name, NULL);
     }
     for (const struct ifaddrs *ifa = list; NULL != ifa; ifa = ifa->ifa_next) {
-        uint8_t bytes[16];
-        int family;
-
         if (NULL != ifa->ifa_name && 0 == strcmp(ifa->ifa_name, name) &&
-            fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family) && family == filter->family &&
-            fabric_tcp_prefix_equal(bytes, filter->address, filter->prefix)) {
+            opal_if_filter_matches(filter, name, ifa->ifa_addr)) {
             return true;
         }
     }
@@ -331,13 +237,13 @@ static bool fabric_tcp_format_address(const struct ifaddrs *ifa, char *text, siz
     unsigned prefix = 0;
     size_t length;
 
-    if (!fabric_tcp_address_bytes(ifa->ifa_addr, bytes, &family) ||
+    if (!opal_sockaddr_bytes(ifa->ifa_addr, bytes, &family) ||
         NULL == inet_ntop(family, bytes, host, sizeof(host))) {
         return false;
     }
     length = AF_INET == family ? 4 : 16;
     if (NULL != ifa->ifa_netmask &&
-        fabric_tcp_address_bytes(ifa->ifa_netmask, mask, &mask_family) && mask_family == family) {
+        opal_sockaddr_bytes(ifa->ifa_netmask, mask, &mask_family) && mask_family == family) {
         for (size_t i = 0; i < length; i++) {
             prefix += (unsigned) __builtin_popcount(mask[i]);
         }

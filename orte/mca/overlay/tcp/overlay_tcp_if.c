@@ -34,59 +34,13 @@ static char *if_trim(char *text)
 }
 
 /* "eth0", "10.0.0.0/8", "10.1.2.3" or "fd00::/64". */
-static int if_parse_filter(const char *text, overlay_tcp_if_filter_t *filter)
-{
-    char address[INET6_ADDRSTRLEN];
-    const char *slash = strchr(text, '/');
-    size_t length = NULL != slash ? (size_t) (slash - text) : strlen(text);
-    unsigned max_prefix = 0;
-
-    memset(filter, 0, sizeof(*filter));
-    if (length < sizeof(address)) {
-        memcpy(address, text, length);
-        address[length] = '\0';
-        if (1 == inet_pton(AF_INET, address, filter->address)) {
-            filter->family = AF_INET;
-            max_prefix = 32;
-        } else if (1 == inet_pton(AF_INET6, address, filter->address)) {
-            filter->family = AF_INET6;
-            max_prefix = 128;
-        }
-    }
-    if (0 == filter->family) {
-        /* not an address, so an interface name, which holds no slash */
-        if (NULL != slash || 0 == length || length >= IFNAMSIZ) {
-            return HERD_ERR_BAD_PARAM;
-        }
-        filter->name = strdup(text);
-        return NULL != filter->name ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
-    }
-    filter->prefix = max_prefix;
-    if (NULL != slash) {
-        unsigned long prefix = 0;
-        size_t digits = 0;
-
-        for (const char *p = slash + 1; '\0' != *p; p++, digits++) {
-            if (*p < '0' || *p > '9' || digits >= 3) {
-                return HERD_ERR_BAD_PARAM;
-            }
-            prefix = prefix * 10 + (unsigned long) (*p - '0');
-        }
-        if (0 == digits || prefix > max_prefix) {
-            return HERD_ERR_BAD_PARAM;
-        }
-        filter->prefix = (unsigned) prefix;
-    }
-    return HERD_SUCCESS;
-}
-
 void overlay_tcp_if_list_free(overlay_tcp_if_list_t *list)
 {
     if (NULL == list) {
         return;
     }
     for (size_t i = 0; i < list->count; i++) {
-        free(list->filters[i].name);
+        opal_if_filter_release(&list->filters[i]);
     }
     free(list->filters);
     free(list->variable);
@@ -133,7 +87,7 @@ int overlay_tcp_if_list_parse(const char *variable, const char *value, bool excl
         if ('\0' == entry[0]) {
             continue;
         }
-        rc = if_parse_filter(entry, &result.filters[result.count]);
+        rc = opal_if_filter_parse(entry, &result.filters[result.count]);
         if (HERD_ERR_BAD_PARAM == rc) {
             opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-interface-entry", true, entry, variable,
                            variable, value);
@@ -155,68 +109,16 @@ out:
     return HERD_SUCCESS;
 }
 
-/* The raw bytes of an IPv4 or IPv6 address (copied: no aliasing casts). */
-static bool if_address_bytes(const struct sockaddr *sa, uint8_t bytes[16], int *family)
-{
-    if (NULL == sa) {
-        return false;
-    }
-    if (AF_INET == sa->sa_family) {
-        struct sockaddr_in in;
-
-        memcpy(&in, sa, sizeof(in));
-        memcpy(bytes, &in.sin_addr, 4);
-        *family = AF_INET;
-        return true;
-    }
-    if (AF_INET6 == sa->sa_family) {
-        struct sockaddr_in6 in6;
-
-        memcpy(&in6, sa, sizeof(in6));
-        memcpy(bytes, &in6.sin6_addr, 16);
-        *family = AF_INET6;
-        return true;
-    }
-    return false;
-}
-
-static bool if_prefix_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
-{
-    unsigned bytes = prefix / 8;
-    unsigned bits = prefix % 8;
-    uint8_t mask;
-
-    if (0 != memcmp(a, b, bytes)) {
-        return false;
-    }
-    if (0 == bits) {
-        return true;
-    }
-    mask = (uint8_t) (0xffu << (8 - bits));
-    return (a[bytes] & mask) == (b[bytes] & mask);
-}
-
 bool overlay_tcp_if_allowed(const overlay_tcp_if_list_t *list, const char *name,
                             const struct sockaddr *address)
 {
-    uint8_t bytes[16];
-    int family = 0;
-    bool have_bytes;
     bool matches = false;
 
     if (NULL == list || 0 == list->count) {
         return true;
     }
-    have_bytes = if_address_bytes(address, bytes, &family);
     for (size_t i = 0; i < list->count && !matches; i++) {
-        const overlay_tcp_if_filter_t *filter = &list->filters[i];
-
-        if (NULL != filter->name) {
-            matches = NULL != name && 0 == strcmp(filter->name, name);
-        } else {
-            matches = have_bytes && family == filter->family &&
-                      if_prefix_equal(bytes, filter->address, filter->prefix);
-        }
+        matches = opal_if_filter_matches(&list->filters[i], name, address);
     }
     return list->exclude ? !matches : matches;
 }
@@ -229,7 +131,7 @@ static int if_rank(const struct ifaddrs *ifa, int family)
     bool loopback;
 
     if (NULL == ifa->ifa_name || 0 == (ifa->ifa_flags & IFF_UP) ||
-        !if_address_bytes(ifa->ifa_addr, bytes, &address_family)) {
+        !opal_sockaddr_bytes(ifa->ifa_addr, bytes, &address_family)) {
         return -1;
     }
     if (AF_UNSPEC != family && family != address_family) {

@@ -9,15 +9,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "opal/util/if_filter.h"
 #include "orte/types.h"
 
 /* One entry of a list: an interface name, or a subnet (a bare address is a /32 or /128). */
-typedef struct {
-    char *name; /* NULL for a subnet */
-    int family; /* AF_INET or AF_INET6, for a subnet */
-    uint8_t address[16];
-    unsigned prefix;
-} overlay_tcp_if_filter_t;
+typedef opal_if_filter_t overlay_tcp_if_filter_t;
 
 typedef struct {
     overlay_tcp_if_filter_t *filters;
