@@ -12,6 +12,12 @@ LOGS=$TOP/_test-logs
 QUICK=no
 [ "${1:-}" = "--quick" ] && QUICK=yes
 rm -rf "$LOGS"; mkdir -p "$LOGS"
+# The multi-host tests use ../shared/testhosts beside the repository; say where it is so that
+# the copies distcheck builds and tests find it too.
+if [ -z "${HERD_TESTHOSTS:-}" ] && [ -d "$TOP/../shared/testhosts" ]; then
+    HERD_TESTHOSTS=$(cd "$TOP/../shared/testhosts" && pwd)
+    export HERD_TESTHOSTS
+fi
 stages_passed=0
 stages_failed=0
 tests_passed=0

@@ -29,6 +29,17 @@ expect_out "ready before going to the background" "^DVM ready: 8 nodes"
 [ "$(stat -c %a "$uri" 2>/dev/null)" = 600 ] && ok "the contact file is private (0600)" || fail "contact file mode"
 dvm_pid=$(sed -n 's/^pid //p' "$uri")
 [ "$(herdd_pids | wc -l)" -eq 8 ] && ok "8 daemons serve the DVM" || fail "expected 8 daemons, found $(herdd_pids | wc -l)"
+# Strangers at the root's port: garbage, and a well-formed but unauthenticated hello. The DVM
+# must drop them and go on serving.
+root_uri=$(sed -n 's|^uri tcp://||p' "$uri")
+root_host=${root_uri%:*}
+root_port=${root_uri##*:}
+if command -v bash >/dev/null; then
+    bash -c "exec 3<>/dev/tcp/$root_host/$root_port && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && sleep 0.2" 2>/dev/null
+    bash -c "exec 3<>/dev/tcp/$root_host/$root_port && head -c 4096 /dev/urandom >&3 && sleep 0.2" 2>/dev/null
+fi
+kill -0 "$dvm_pid" 2>/dev/null && ok "the DVM survives garbage on its port" || fail "the DVM died on garbage"
+[ "$(herdd_pids | wc -l)" -eq 8 ] && ok "and keeps its 8 daemons" || fail "daemons lost after garbage"
 # a second DVM beside it must not collide
 uri2=$WORK/dvm2.uri
 herd_dvm $SIM 4 --daemonize --report-uri "$uri2"

@@ -8,6 +8,12 @@
 TESTHOSTS=${HERD_TESTHOSTS:-$HERD_SRCDIR/../shared/testhosts}
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || [ ! -f "$TESTHOSTS/slurm-up.sh" ]; then
     echo "SKIP: needs root, iproute2 and the test hosts in $TESTHOSTS"
+    # CI must run it: a skip there would hide that nothing was tested
+    if [ -n "${CI:-}" ]; then
+        fail "CI runs this test: root, iproute2 and $TESTHOSTS are needed"
+        finish
+        exit 1
+    fi
     exit 77
 fi
 if ip netns list | grep -q '^herd-'; then
@@ -57,6 +63,15 @@ expect_out "the ready line" "^DVM ready: 2 nodes"
 i=0
 while [ -n "$(herdd_pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 [ -z "$(herdd_pids)" ] && ok "no daemon left on the Slurm nodes" || fail "daemons left: $(herdd_pids)"
+
+# srun refuses the step: the error says so, with srun's words, and nothing is left.
+in_allocation --mca plm_slurm_args "--cpus-per-task=64" --exit-when-ready --timeout 30
+expect_fail "an srun error fails the start"
+expect_err "the message names a node" "node n[23]"
+expect_err "with srun's own words" "srun: .*(error|processors|CPU)"
+i=0
+while [ -n "$(herdd_pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -z "$(herdd_pids)" ] && ok "no daemon left after the srun error" || fail "daemons left: $(herdd_pids)"
 
 # A Slurm node list that does not parse: a clear error, no crash.
 ip netns exec herd-n1 env SLURM_JOB_NODELIST='n[2-' "$HERD_BIN/herd-dvm/herd-dvm" --exit-when-ready >"$OUT" 2>"$ERR"
