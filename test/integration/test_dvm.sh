@@ -93,6 +93,12 @@ rm -f "$uri"
 herd_dvm --hostfile /nonexistent/hosts --exit-when-ready
 expect_fail "a missing hostfile fails"
 expect_err "the error names the hostfile" "/nonexistent/hosts"
+printf '# two good lines, then a bad one\nlocalhost slots=2\n\nlocalhost slots=abc\n' > "$WORK/hosts"
+herd_dvm --hostfile "$WORK/hosts" --exit-when-ready
+expect_fail "a malformed hostfile fails"
+expect_err "the error gives file:line" "$WORK/hosts:4"
+expect_err "and the bad token" "abc"
+[ -z "$(herdd_pids)" ] && ok "nothing started for a malformed hostfile" || fail "daemons left: $(herdd_pids)"
 herd_dvm --shutdown
 expect_fail "--shutdown without --dvm-uri fails"
 expect_err "and says what is needed" "needs --dvm-uri"
