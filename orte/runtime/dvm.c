@@ -78,7 +78,7 @@ struct orte_dvm {
     orte_allocation_t *allocation;
     orte_plm_daemon_t *daemons; /* daemons[i] is vpid i + 1 */
     size_t num_launched;
-    bool *joined;                 /* by vpid: sent its inventory */
+    bool *joined;                 /* by vpid: said it is connected (ORTE_DVM_TAG_JOINED) */
     orte_inventory_t **inventory; /* by vpid; [0] unused */
     uint32_t xml_pending;
     struct timespec started;
@@ -556,7 +556,6 @@ static void root_inventory_cb(int status, const orte_grpcomm_result_t *result, v
             dvm_fail(dvm, "bad-inventory", node_of(dvm, v), where, opal_strerror(rc));
             return;
         }
-        dvm->joined[v] = true;
     }
     for (uint32_t v = 1; v < dvm->size; ++v) {
         bool first = true;
@@ -611,6 +610,15 @@ static void root_lost_report(orte_overlay_t *overlay, orte_vpid_t src, uint16_t 
     }
     free(reason);
     opal_buffer_destruct(&buffer);
+}
+
+static void root_joined(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    orte_dvm_t *dvm = arg;
+    if (src > 0 && src < dvm->size) {
+        dvm->joined[src] = true;
+    }
 }
 
 static orte_plm_daemon_t *launched_daemon(orte_dvm_t *dvm, pid_t pid)
@@ -692,21 +700,26 @@ static void timeout_cb(int fd, short what, void *arg)
         }
         return;
     }
-    /* start-up took too long: say who did not report */
+    /* start-up took too long: say who never connected, or that the exchange stalled */
     char **missing = NULL;
+    size_t num_missing = 0;
     for (uint32_t v = 1; v < dvm->size; ++v) {
-        if (NULL == dvm->inventory[v]) {
+        if (!dvm->joined[v] && num_missing++ < 10) {
             opal_argv_append(&missing, node_of(dvm, v));
-            if (opal_argv_count(missing) >= 10) {
-                opal_argv_append(&missing, "...");
-                break;
-            }
         }
     }
+    if (num_missing > 10) {
+        opal_argv_append(&missing, "...");
+    }
     char *list = opal_argv_join(missing, ',');
-    char seconds[32];
+    char seconds[32], count[32];
     snprintf(seconds, sizeof(seconds), "%d", dvm->vars->startup_timeout);
-    dvm_fail(dvm, "startup-timeout", seconds, NULL != list ? list : "(unknown)");
+    snprintf(count, sizeof(count), "%zu", num_missing);
+    if (num_missing > 0) {
+        dvm_fail(dvm, "startup-timeout", seconds, count, NULL != list ? list : "");
+    } else {
+        dvm_fail(dvm, "startup-stalled", seconds);
+    }
     free(list);
     opal_argv_free(missing);
 }
@@ -1082,6 +1095,8 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
                                                       root_xml_recv, dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_LOST,
                                                       root_lost_report, dvm)) ||
+        HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_JOINED,
+                                                      root_joined, dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         goto err;
     }
@@ -1528,6 +1543,10 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     opal_buffer_destruct(&buffer);
     if (HERD_SUCCESS == rc) {
         rc = dvm->ovl->connect_parent(dvm->overlay, parent_uri);
+    }
+    if (HERD_SUCCESS == rc) {
+        /* queued until the parent connection is up; tells the root this daemon made it */
+        rc = dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOINED, NULL, 0);
     }
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd %u on %s: cannot join the DVM at %s: %s\n", dvm->vpid, node,

@@ -21,7 +21,7 @@ enum {
     ORTE_DVM_TAG_LOST = 2,    /* daemon -> root: a neighbour's connection failed */
     ORTE_DVM_TAG_XML_REQ = 3, /* root -> daemon: send your topology XML */
     ORTE_DVM_TAG_XML = 4,     /* daemon -> root: the XML */
-    ORTE_DVM_TAG_SPAWN = 5,   /* parent -> child: start your subtree (tree spawn) */
+    ORTE_DVM_TAG_JOINED = 5,  /* daemon -> root: connected (so a timeout names who did not) */
 };
 
 /* What the root was asked to do. */

@@ -68,12 +68,25 @@ printf '#!/bin/bash\nexec -a %s sleep 60\n' "$silent_name" > "$WORK/silent-herdd
 HERD_DVM_HERDD=$WORK/silent-herdd herd_dvm $SIM 3 --timeout 1 --exit-when-ready
 expect_fail "daemons that do not report in time fail the start"
 expect_err "the timeout is named" "within 1 seconds"
-expect_err "the missing nodes are listed" "sim0001,sim0002,sim0003"
+expect_err "the missing nodes are listed" "3 never connected \(sim0001,sim0002,sim0003\)"
 if ps -eo args= | grep -v grep | grep -qF "$silent_name"; then
     fail "silent daemons left behind"
 else
     ok "the silent daemons were stopped"
 fi
+
+# One daemon of four never connects: only it is named.
+cat > "$WORK/one-silent-herdd" <<EOS
+#!/bin/bash
+[ "\$HERD_DVM_VPID" = 2 ] && exec -a $silent_name sleep 60
+exec $HERD_BIN/herdd/herdd "\$@"
+EOS
+chmod +x "$WORK/one-silent-herdd"
+HERD_DVM_HERDD=$WORK/one-silent-herdd herd_dvm $SIM 4 --timeout 2 --exit-when-ready
+expect_fail "one daemon that never connects fails the start"
+expect_err "only that node is named" "1 never connected \(sim0002\)"
+[ -z "$(herdd_pids)" ] && ok "the other daemons were stopped" || fail "daemons left: $(herdd_pids)"
+if ps -eo args= | grep -v grep | grep -qF "$silent_name"; then fail "the silent daemon is left"; else ok "the silent daemon was stopped"; fi
 
 # A daemon killed with -9 while the DVM serves: reported with its node, DVM shuts down.
 herd_dvm $SIM 5 --daemonize --report-uri "$uri"
