@@ -63,7 +63,7 @@ make_check() { make -C "$1" check -j"$(nproc)"; }
 valgrind_check() {
     make -C "$1/test/unit" check \
         LOG_COMPILER="$TOP/$1/libtool" \
-        AM_LOG_FLAGS="--mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$TOP/test/valgrind.supp"
+        AM_LOG_FLAGS="--mode=execute valgrind -q --child-silent-after-fork=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$TOP/test/valgrind.supp"
 }
 
 # herd-info must say the same in the DSO and the static build, but for how each is built.

@@ -1,0 +1,10 @@
+/* What the default component's files share: its module. */
+#ifndef ORTE_MCA_ODLS_DEFAULT_H
+#define ORTE_MCA_ODLS_DEFAULT_H
+
+#include "orte/mca/odls/odls.h"
+
+/* fork/exec with binding, process groups and SIGCHLD reaping (odls_default_module.c). */
+extern const orte_odls_module_t orte_odls_default_module;
+
+#endif /* ORTE_MCA_ODLS_DEFAULT_H */

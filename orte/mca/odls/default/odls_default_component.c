@@ -1,0 +1,38 @@
+/* odls default: fork/exec local processes, bind them, collect exit status and usage. */
+#include "herd_config.h"
+
+#include "opal/mca/base/mca_var.h"
+#include "orte/mca/odls/default/odls_default.h"
+#include "orte/mca/odls/odls.h"
+
+#define ODLS_DEFAULT_DEFAULT_PRIORITY 10
+
+static struct {
+    int priority;
+} odls_default_state = {
+    .priority = ODLS_DEFAULT_DEFAULT_PRIORITY,
+};
+
+static int odls_default_register(const opal_mca_component_t *component)
+{
+    int index;
+
+    /* a component that stays loaded (static build) still holds its previous value */
+    odls_default_state.priority = ODLS_DEFAULT_DEFAULT_PRIORITY;
+    index = opal_mca_var_register(component, "priority",
+                                  "Priority of the default odls component (fork/exec of local "
+                                  "processes); the available component with the highest "
+                                  "priority is used",
+                                  OPAL_MCA_VAR_INT, &odls_default_state.priority);
+    return index < 0 ? index : HERD_SUCCESS;
+}
+
+static int odls_default_query(const opal_mca_component_t *component, void **module, int *priority)
+{
+    *module = (void *) &orte_odls_default_module;
+    *priority = odls_default_state.priority;
+    return HERD_SUCCESS;
+}
+
+OPAL_MCA_COMPONENT(orte, odls, default, .register_params = odls_default_register,
+                   .query = odls_default_query);

@@ -1,0 +1,708 @@
+/* The default odls module: fork/exec with a process group per process, binding applied in the
+ * child before exec, exit statuses and usage collected with wait4 when SIGCHLD arrives, and
+ * kill_all escalating from SIGTERM to SIGKILL. */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+#include "orte/mca/odls/base/base.h"
+#include "orte/mca/odls/default/odls_default.h"
+#include "orte/mca/odls/odls.h"
+
+#define ODLS_DEFAULT_HELP_FILE "help-odls-default.txt"
+/* CPU numbers above this are certainly a corrupt binding, not a real machine */
+#define ODLS_DEFAULT_MAX_CPU       (1u << 20)
+#define ODLS_DEFAULT_NUM_HERD_VARS 7
+
+typedef struct {
+    pid_t pid;
+    uint32_t rank;
+    struct timespec start;
+} odls_default_proc_t;
+
+struct orte_odls {
+    opal_event_base_t *base;
+    orte_odls_callbacks_t callbacks;
+    orte_odls_base_sigchld_t *sigchld;
+    odls_default_proc_t *procs; /* live (not yet reported) processes */
+    size_t num_procs;
+    size_t max_procs;
+    /* Process groups sent SIGTERM by kill_all and not yet SIGKILLed: kept after their leader
+     * exits, because a member that ignores SIGTERM may outlive it. */
+    pid_t *doomed_groups;
+    size_t num_doomed;
+    size_t max_doomed;
+    opal_event_t *kill_timer;
+    bool kill_timer_armed;
+    bool told_simulated;
+};
+
+/* What the child may fail at before exec, reported to the parent through a pipe. */
+typedef enum {
+    ODLS_CHILD_STDIO = 1,
+    ODLS_CHILD_CHDIR,
+    ODLS_CHILD_BIND,
+    ODLS_CHILD_EXEC,
+} odls_child_stage_t;
+
+typedef struct {
+    int stage;
+    int error;
+} odls_child_failure_t;
+
+/* Everything the child needs, prepared before fork: between fork and exec only
+ * async-signal-safe calls are allowed (no malloc, no locks). */
+typedef struct {
+    const char *program;
+    char *const *argv;
+    char **env;
+    const char *cwd;
+    cpu_set_t *cpus;
+    size_t cpus_size;
+    int stdio[3];
+    int report_fd;
+    int max_fd;
+} odls_child_plan_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* the child, between fork and exec */
+
+static void __attribute__((noreturn)) odls_default_child_fail(int report_fd, int stage)
+{
+    odls_child_failure_t failure = {.stage = stage, .error = errno};
+    ssize_t ignored = write(report_fd, &failure, sizeof(failure));
+
+    (void) ignored;
+    _exit(127);
+}
+
+/* Close every fd from first to last. */
+static void odls_default_close_range(unsigned int first, unsigned int last, int max_fd)
+{
+    if (first > last) {
+        return;
+    }
+    if (0 != close_range(first, last, 0)) {
+        /* an old kernel: close one by one up to the limit the parent read */
+        for (unsigned int fd = first; fd <= last && fd < (unsigned int) max_fd; ++fd) {
+            close((int) fd);
+        }
+    }
+}
+
+static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t *plan)
+{
+    int report_fd = plan->report_fd;
+    int moved[3];
+    struct sigaction dfl;
+    sigset_t none;
+
+    /* its own process group, so kill_all reaches whatever it starts */
+    setpgid(0, 0);
+    /* the application starts with default dispositions, whatever the daemon ignores or
+     * catches (SIGPIPE, SIGCHLD, SIGTERM) */
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int signo = 1; signo < NSIG; ++signo) {
+        if (SIGKILL != signo && SIGSTOP != signo) {
+            sigaction(signo, &dfl, NULL);
+        }
+    }
+
+    /* Move everything above 2 first: a caller's fd may itself be 0, 1 or 2 (a daemon started
+     * with stdin closed), and dup2 in place would clobber it. */
+    report_fd = fcntl(report_fd, F_DUPFD_CLOEXEC, 3);
+    if (report_fd < 0) {
+        _exit(127);
+    }
+    for (int i = 0; i < 3; ++i) {
+        moved[i] = fcntl(plan->stdio[i], F_DUPFD, 3);
+        if (moved[i] < 0) {
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+        }
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (dup2(moved[i], i) < 0) {
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+        }
+    }
+    /* nothing else of the daemon's (sockets, other jobs' pipes) reaches the application; the
+     * report pipe is close-on-exec */
+    odls_default_close_range(3, (unsigned int) report_fd - 1, plan->max_fd);
+    odls_default_close_range((unsigned int) report_fd + 1, ~0u, plan->max_fd);
+
+    if (NULL != plan->cwd && 0 != chdir(plan->cwd)) {
+        odls_default_child_fail(report_fd, ODLS_CHILD_CHDIR);
+    }
+    if (NULL != plan->cpus && 0 != sched_setaffinity(0, plan->cpus_size, plan->cpus)) {
+        odls_default_child_fail(report_fd, ODLS_CHILD_BIND);
+    }
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(plan->program, plan->argv, plan->env);
+    odls_default_child_fail(report_fd, ODLS_CHILD_EXEC);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* preparing a launch */
+
+/* Parses a CPU list ("0-3,8") strictly into a cpu_set_t sized for its highest CPU. */
+static int odls_default_parse_cpuset(const char *text, cpu_set_t **cpus, size_t *size)
+{
+    unsigned long highest = 0;
+    const char *p = text;
+    cpu_set_t *set;
+    size_t set_size;
+
+    /* first pass: validate and find the highest CPU */
+    while (true) {
+        char *end;
+        unsigned long first, last;
+        if (*p < '0' || *p > '9') {
+            return HERD_ERR_BAD_PARAM;
+        }
+        first = strtoul(p, &end, 10);
+        last = first;
+        p = end;
+        if ('-' == *p) {
+            ++p;
+            if (*p < '0' || *p > '9') {
+                return HERD_ERR_BAD_PARAM;
+            }
+            last = strtoul(p, &end, 10);
+            p = end;
+        }
+        if (last < first || last >= ODLS_DEFAULT_MAX_CPU) {
+            return HERD_ERR_BAD_PARAM;
+        }
+        if (last > highest) {
+            highest = last;
+        }
+        if ('\0' == *p) {
+            break;
+        }
+        if (',' != *p) {
+            return HERD_ERR_BAD_PARAM;
+        }
+        ++p;
+    }
+
+    set = CPU_ALLOC(highest + 1);
+    if (NULL == set) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    set_size = CPU_ALLOC_SIZE(highest + 1);
+    CPU_ZERO_S(set_size, set);
+    for (p = text; '\0' != *p;) {
+        char *end;
+        unsigned long first = strtoul(p, &end, 10);
+        unsigned long last = first;
+        p = end;
+        if ('-' == *p) {
+            last = strtoul(p + 1, &end, 10);
+            p = end;
+        }
+        for (unsigned long cpu = first; cpu <= last; ++cpu) {
+            CPU_SET_S(cpu, set_size, set);
+        }
+        if (',' == *p) {
+            ++p;
+        }
+    }
+    *cpus = set;
+    *size = set_size;
+    return HERD_SUCCESS;
+}
+
+static bool odls_default_is_herd_var(const char *entry)
+{
+    static const char *const names[ODLS_DEFAULT_NUM_HERD_VARS] = {
+        "HERD_RANK=",      "HERD_SIZE=",  "HERD_LOCAL_RANK=", "HERD_LOCAL_SIZE=",
+        "HERD_NODE_RANK=", "HERD_JOBID=", "HERD_APPNUM=",
+    };
+
+    for (int i = 0; i < ODLS_DEFAULT_NUM_HERD_VARS; ++i) {
+        if (0 == strncmp(entry, names[i], strlen(names[i]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The caller's environment with this process's numbers, in one allocation (free once). Values
+ * the caller set for these names are replaced: the numbers come from the spec. */
+static char **odls_default_environment(const orte_odls_proc_spec_t *spec)
+{
+    enum { VAR_LEN = 32 };
+    size_t count = 0, n = 0;
+    char **env;
+    char *vars;
+
+    while (NULL != spec->env && NULL != spec->env[count]) {
+        ++count;
+    }
+    env = malloc((count + ODLS_DEFAULT_NUM_HERD_VARS + 1) * sizeof(*env) +
+                 ODLS_DEFAULT_NUM_HERD_VARS * VAR_LEN);
+    if (NULL == env) {
+        return NULL;
+    }
+    vars = (char *) (env + count + ODLS_DEFAULT_NUM_HERD_VARS + 1);
+    for (size_t i = 0; i < count; ++i) {
+        if (!odls_default_is_herd_var(spec->env[i])) {
+            env[n++] = spec->env[i];
+        }
+    }
+    snprintf(vars + 0 * VAR_LEN, VAR_LEN, "HERD_RANK=%u", spec->rank);
+    snprintf(vars + 1 * VAR_LEN, VAR_LEN, "HERD_SIZE=%u", spec->size);
+    snprintf(vars + 2 * VAR_LEN, VAR_LEN, "HERD_LOCAL_RANK=%u", spec->local_rank);
+    snprintf(vars + 3 * VAR_LEN, VAR_LEN, "HERD_LOCAL_SIZE=%u", spec->local_size);
+    snprintf(vars + 4 * VAR_LEN, VAR_LEN, "HERD_NODE_RANK=%u", spec->node_rank);
+    snprintf(vars + 5 * VAR_LEN, VAR_LEN, "HERD_JOBID=%u", spec->jobid);
+    snprintf(vars + 6 * VAR_LEN, VAR_LEN, "HERD_APPNUM=%u", spec->appnum);
+    for (int i = 0; i < ODLS_DEFAULT_NUM_HERD_VARS; ++i) {
+        env[n++] = vars + i * VAR_LEN;
+    }
+    env[n] = NULL;
+    return env;
+}
+
+static int odls_default_reserve(orte_odls_t *odls)
+{
+    if (odls->num_procs == odls->max_procs) {
+        size_t max = (0 == odls->max_procs) ? 16 : 2 * odls->max_procs;
+        odls_default_proc_t *procs = realloc(odls->procs, max * sizeof(*procs));
+        if (NULL == procs) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        odls->procs = procs;
+        odls->max_procs = max;
+    }
+    return HERD_SUCCESS;
+}
+
+static void odls_default_report_child_failure(const orte_odls_proc_spec_t *spec, const char *node,
+                                              const char *program,
+                                              const odls_child_failure_t *failure)
+{
+    const char *reason = strerror(failure->error);
+
+    switch (failure->stage) {
+    case ODLS_CHILD_STDIO:
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "stdio-failed", true, spec->rank, node, program,
+                       reason);
+        break;
+    case ODLS_CHILD_CHDIR:
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "chdir-failed", true, spec->rank, node, program,
+                       spec->cwd, reason);
+        break;
+    case ODLS_CHILD_BIND:
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "bind-failed", true, spec->rank, node, program,
+                       spec->cpuset, reason);
+        break;
+    default:
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "exec-failed", true, spec->rank, node, program,
+                       reason);
+        break;
+    }
+}
+
+static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *spec)
+{
+    const char *node;
+    odls_child_plan_t plan = {.report_fd = -1};
+    int devnull = -1;
+    int report[2] = {-1, -1};
+    char *program = NULL;
+    odls_child_failure_t failure;
+    struct rlimit nofile;
+    sigset_t all, saved;
+    struct timespec start;
+    ssize_t got;
+    pid_t pid;
+    int rc;
+
+    if (NULL == odls || NULL == spec || NULL == spec->argv || NULL == spec->argv[0]) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    node = (NULL != spec->node_name) ? spec->node_name : "this node";
+    rc = orte_odls_base_check_program(spec->argv[0], orte_odls_base_env_path(spec->env), spec->cwd,
+                                      node, &program);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    plan.program = program;
+    plan.argv = spec->argv;
+    plan.cwd = spec->cwd;
+
+    if (NULL != spec->cpuset && '\0' != spec->cpuset[0]) {
+        if (spec->simulated) {
+            /* a simulated node's CPUs are not this machine's: say so once per job */
+            if (!odls->told_simulated) {
+                odls->told_simulated = true;
+                opal_output_verbose(1, orte_odls_base_framework.output,
+                                    "odls: %s is simulated: processes are not bound (rank %u "
+                                    "would be bound to %s)",
+                                    node, spec->rank, spec->cpuset);
+            }
+        } else {
+            rc = odls_default_parse_cpuset(spec->cpuset, &plan.cpus, &plan.cpus_size);
+            if (HERD_ERR_BAD_PARAM == rc) {
+                opal_show_help(ODLS_DEFAULT_HELP_FILE, "bad-cpuset", true, spec->rank, node,
+                               spec->cpuset);
+            }
+            if (HERD_SUCCESS != rc) {
+                goto out;
+            }
+        }
+    }
+
+    plan.env = odls_default_environment(spec);
+    rc = odls_default_reserve(odls);
+    if (NULL == plan.env || HERD_SUCCESS != rc) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    if (spec->stdin_fd < 0 || spec->stdout_fd < 0 || spec->stderr_fd < 0) {
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull < 0) {
+            rc = HERD_ERR_IN_ERRNO;
+            goto out;
+        }
+    }
+    plan.stdio[0] = (spec->stdin_fd >= 0) ? spec->stdin_fd : devnull;
+    plan.stdio[1] = (spec->stdout_fd >= 0) ? spec->stdout_fd : devnull;
+    plan.stdio[2] = (spec->stderr_fd >= 0) ? spec->stderr_fd : devnull;
+    if (0 != pipe2(report, O_CLOEXEC)) {
+        rc = HERD_ERR_IN_ERRNO;
+        goto out;
+    }
+    plan.report_fd = report[1];
+    plan.max_fd = (0 == getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < INT_MAX)
+                      ? (int) nofile.rlim_cur
+                      : 65536;
+
+    /* No handler of ours may run in the child before it resets them. */
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &saved);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    pid = fork();
+    if (0 == pid) {
+        odls_default_child(&plan);
+    }
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    close(report[1]);
+    report[1] = -1;
+    if (pid < 0) {
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "fork-failed", true, spec->rank, node,
+                       strerror(errno));
+        rc = HERD_ERR_IN_ERRNO;
+        goto out;
+    }
+    /* also here, so the group exists whichever of the two runs first */
+    setpgid(pid, pid);
+
+    /* The report pipe closes on a successful exec; a failure arrives as one record. */
+    do {
+        got = read(report[0], &failure, sizeof(failure));
+    } while (got < 0 && EINTR == errno);
+    if (got > 0) {
+        while (waitpid(pid, NULL, 0) < 0 && EINTR == errno) {
+        }
+        if ((size_t) got < sizeof(failure)) {
+            failure.stage = ODLS_CHILD_EXEC;
+            failure.error = EIO;
+        }
+        odls_default_report_child_failure(spec, node, program, &failure);
+        errno = failure.error;
+        rc = HERD_ERR_IN_ERRNO;
+        goto out;
+    }
+
+    odls->procs[odls->num_procs++] = (odls_default_proc_t){
+        .pid = pid,
+        .rank = spec->rank,
+        .start = start,
+    };
+    opal_output_verbose(10, orte_odls_base_framework.output, "odls: rank %u on %s is pid %d (%s)",
+                        spec->rank, node, (int) pid, program);
+    rc = HERD_SUCCESS;
+
+out:
+    if (report[0] >= 0) {
+        close(report[0]);
+    }
+    if (report[1] >= 0) {
+        close(report[1]);
+    }
+    if (devnull >= 0) {
+        close(devnull);
+    }
+    if (NULL != plan.cpus) {
+        CPU_FREE(plan.cpus);
+    }
+    free(plan.env);
+    free(program);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* collecting exits */
+
+static void odls_default_fill_exit(const odls_default_proc_t *proc, int status,
+                                   const struct rusage *usage, const struct timespec *now,
+                                   orte_odls_exit_t *info)
+{
+    memset(info, 0, sizeof(*info));
+    info->pid = proc->pid;
+    if (WIFSIGNALED(status)) {
+        const char *name = strsignal(WTERMSIG(status));
+        info->signaled = true;
+        info->signo = WTERMSIG(status);
+        info->core_dumped = WCOREDUMP(status);
+        snprintf(info->signal_name, sizeof(info->signal_name), "%s",
+                 (NULL != name) ? name : "unknown signal");
+    } else {
+        info->exit_code = WEXITSTATUS(status);
+    }
+    info->user_cpu = usage->ru_utime;
+    info->sys_cpu = usage->ru_stime;
+    info->max_rss_kb = usage->ru_maxrss;
+    info->wall_ns = (uint64_t) (now->tv_sec - proc->start.tv_sec) * UINT64_C(1000000000) +
+                    (uint64_t) (now->tv_nsec - proc->start.tv_nsec);
+}
+
+static void odls_default_reap(void *arg)
+{
+    orte_odls_t *odls = arg;
+    struct timespec now;
+    orte_odls_exit_t *exits = NULL;
+    uint32_t *ranks = NULL;
+    size_t num_exits = 0, kept = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    /* Only our own pids: other instances and the daemon itself have children too. */
+    for (size_t i = 0; i < odls->num_procs; ++i) {
+        odls_default_proc_t *proc = &odls->procs[i];
+        struct rusage usage;
+        int status;
+        pid_t done;
+
+        do {
+            done = wait4(proc->pid, &status, WNOHANG, &usage);
+        } while (done < 0 && EINTR == errno);
+        if (done != proc->pid) {
+            odls->procs[kept++] = *proc;
+            continue;
+        }
+        if (NULL == exits) {
+            /* at most every live process exits now; one allocation for the round */
+            exits = malloc(odls->num_procs * sizeof(*exits));
+            ranks = malloc(odls->num_procs * sizeof(*ranks));
+            if (NULL == exits || NULL == ranks) {
+                /* collect it later: the status stays with the zombie */
+                free(exits);
+                free(ranks);
+                exits = NULL;
+                ranks = NULL;
+                odls->procs[kept++] = *proc;
+                continue;
+            }
+        }
+        odls_default_fill_exit(proc, status, &usage, &now, &exits[num_exits]);
+        ranks[num_exits++] = proc->rank;
+    }
+    odls->num_procs = kept;
+
+    /* callbacks last: they may launch (which grows procs) or kill */
+    for (size_t i = 0; i < num_exits; ++i) {
+        odls->callbacks.proc_exited(ranks[i], &exits[i], odls->callbacks.cbdata);
+    }
+    if (num_exits > 0 && 0 == odls->num_procs && NULL != odls->callbacks.all_exited) {
+        odls->callbacks.all_exited(odls->callbacks.cbdata);
+    }
+    free(exits);
+    free(ranks);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* killing */
+
+static void odls_default_kill_doomed(orte_odls_t *odls)
+{
+    for (size_t i = 0; i < odls->num_doomed; ++i) {
+        kill(-odls->doomed_groups[i], SIGKILL);
+    }
+    odls->num_doomed = 0;
+}
+
+static void odls_default_kill_timer_fired(int fd, short what, void *arg)
+{
+    orte_odls_t *odls = arg;
+
+    odls->kill_timer_armed = false;
+    opal_output_verbose(5, orte_odls_base_framework.output,
+                        "odls: grace period over: SIGKILL to %zu process groups", odls->num_doomed);
+    odls_default_kill_doomed(odls);
+}
+
+static int odls_default_add_doomed(orte_odls_t *odls, pid_t group)
+{
+    for (size_t i = 0; i < odls->num_doomed; ++i) {
+        if (odls->doomed_groups[i] == group) {
+            return HERD_SUCCESS;
+        }
+    }
+    if (odls->num_doomed == odls->max_doomed) {
+        size_t max = (0 == odls->max_doomed) ? 16 : 2 * odls->max_doomed;
+        pid_t *groups = realloc(odls->doomed_groups, max * sizeof(*groups));
+        if (NULL == groups) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        odls->doomed_groups = groups;
+        odls->max_doomed = max;
+    }
+    odls->doomed_groups[odls->num_doomed++] = group;
+    return HERD_SUCCESS;
+}
+
+static int odls_default_kill_all(orte_odls_t *odls, int grace_ms)
+{
+    int rc = HERD_SUCCESS;
+
+    if (NULL == odls) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (grace_ms < 0) {
+        grace_ms = orte_odls_base_kill_grace_ms();
+    }
+    for (size_t i = 0; i < odls->num_procs; ++i) {
+        pid_t pid = odls->procs[i].pid;
+        if (0 == grace_ms) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            continue;
+        }
+        /* the leader too, in case it left its group */
+        kill(-pid, SIGTERM);
+        kill(pid, SIGTERM);
+        if (HERD_SUCCESS != odls_default_add_doomed(odls, pid)) {
+            /* cannot wait for it without remembering it: no grace then */
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+        }
+    }
+    if (0 == grace_ms) {
+        odls_default_kill_doomed(odls);
+        return HERD_SUCCESS;
+    }
+    if (odls->num_doomed > 0 && !odls->kill_timer_armed) {
+        struct timeval grace = {.tv_sec = grace_ms / 1000, .tv_usec = (grace_ms % 1000) * 1000};
+        rc = opal_event_add(odls->kill_timer, &grace);
+        if (HERD_SUCCESS != rc) {
+            /* no timer, no grace: never leave a process behind */
+            odls_default_kill_doomed(odls);
+            return HERD_SUCCESS;
+        }
+        odls->kill_timer_armed = true;
+    }
+    return rc;
+}
+
+static int odls_default_signal(orte_odls_t *odls, int signo)
+{
+    if (NULL == odls || signo <= 0 || signo >= NSIG) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    for (size_t i = 0; i < odls->num_procs; ++i) {
+        kill(-odls->procs[i].pid, signo);
+    }
+    return HERD_SUCCESS;
+}
+
+static size_t odls_default_num_alive(const orte_odls_t *odls)
+{
+    return (NULL != odls) ? odls->num_procs : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* instances */
+
+static int odls_default_create(opal_event_base_t *base, const orte_odls_callbacks_t *callbacks,
+                               orte_odls_t **instance)
+{
+    orte_odls_t *odls;
+    int rc;
+
+    if (NULL == base || NULL == callbacks || NULL == callbacks->proc_exited || NULL == instance) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    odls = calloc(1, sizeof(*odls));
+    if (NULL == odls) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    odls->base = base;
+    odls->callbacks = *callbacks;
+    rc = opal_event_timer_create(base, false, odls_default_kill_timer_fired, odls,
+                                 &odls->kill_timer);
+    if (HERD_SUCCESS != rc) {
+        goto err_free;
+    }
+    rc = orte_odls_base_sigchld_watch(base, odls_default_reap, odls, &odls->sigchld);
+    if (HERD_SUCCESS != rc) {
+        goto err_timer;
+    }
+    *instance = odls;
+    return HERD_SUCCESS;
+
+err_timer:
+    opal_event_free(odls->kill_timer);
+err_free:
+    free(odls);
+    return rc;
+}
+
+static void odls_default_destroy(orte_odls_t *odls)
+{
+    if (NULL == odls) {
+        return;
+    }
+    for (size_t i = 0; i < odls->num_procs; ++i) {
+        pid_t pid = odls->procs[i].pid;
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && EINTR == errno) {
+        }
+    }
+    odls_default_kill_doomed(odls);
+    orte_odls_base_sigchld_unwatch(odls->sigchld);
+    opal_event_free(odls->kill_timer);
+    free(odls->doomed_groups);
+    free(odls->procs);
+    free(odls);
+}
+
+const orte_odls_module_t orte_odls_default_module = {
+    .name = "default",
+    .create = odls_default_create,
+    .destroy = odls_default_destroy,
+    .launch = odls_default_launch,
+    .kill_all = odls_default_kill_all,
+    .signal = odls_default_signal,
+    .num_alive = odls_default_num_alive,
+};
