@@ -1,0 +1,2 @@
+dnl rmaps round_robin: round-robin mapping by slot, node, package, L3 cache, core or hwthread.
+AC_DEFUN([HERD_MCA_orte_rmaps_round_robin_CONFIG], [$1])
