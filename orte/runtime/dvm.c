@@ -621,16 +621,6 @@ static void root_joined(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, 
     }
 }
 
-static orte_plm_daemon_t *launched_daemon(orte_dvm_t *dvm, pid_t pid)
-{
-    for (size_t i = 0; i < dvm->num_launched; ++i) {
-        if (dvm->daemons[i].pid == pid) {
-            return &dvm->daemons[i];
-        }
-    }
-    return NULL;
-}
-
 static void describe_exit(int wstatus, char *text, size_t size)
 {
     if (WIFEXITED(wstatus)) {
@@ -657,11 +647,12 @@ static void daemon_report_child(orte_dvm_t *dvm, orte_plm_daemon_t *d, const cha
 
 static void handle_child_exits(orte_dvm_t *dvm)
 {
-    int wstatus;
-    pid_t pid;
-    while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
-        orte_plm_daemon_t *d = launched_daemon(dvm, pid);
-        if (NULL == d) {
+    /* only the processes this DVM launched: waitpid(-1) would take exits meant for others
+     * in the same process (odls's children in a session daemon) */
+    for (size_t i = 0; i < dvm->num_launched; ++i) {
+        orte_plm_daemon_t *d = &dvm->daemons[i];
+        int wstatus;
+        if (d->pid <= 0 || waitpid(d->pid, &wstatus, WNOHANG) <= 0) {
             continue;
         }
         if (!dvm->stopping) {
