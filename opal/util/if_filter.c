@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/util/argv.h"
 #include "opal/util/if_filter.h"
 
 int opal_if_filter_parse(const char *text, opal_if_filter_t *filter)
@@ -64,6 +65,74 @@ void opal_if_filter_release(opal_if_filter_t *filter)
 {
     free(filter->name);
     filter->name = NULL;
+}
+
+/* Removes blanks around an entry in place, so "lo, eth0" works as users expect. */
+static char *trim(char *text)
+{
+    while (' ' == *text || '\t' == *text) {
+        text++;
+    }
+    char *end = text + strlen(text);
+    while (end > text && (' ' == end[-1] || '\t' == end[-1])) {
+        *--end = '\0';
+    }
+    return text;
+}
+
+int opal_if_filter_list_parse(const char *value, opal_if_filter_t **filters, size_t *count,
+                              char **bad_entry)
+{
+    opal_if_filter_t *parsed = NULL;
+    size_t num = 0;
+    int rc = HERD_SUCCESS;
+    char **entries = opal_argv_split(NULL != value ? value : "", ',');
+    if (NULL == entries) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    size_t num_entries = opal_argv_count(entries);
+    if (num_entries > 0) {
+        parsed = calloc(num_entries, sizeof(*parsed));
+        if (NULL == parsed) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < num_entries; i++) {
+        char *entry = trim(entries[i]);
+        if ('\0' == entry[0]) {
+            continue;
+        }
+        rc = opal_if_filter_parse(entry, &parsed[num]);
+        if (HERD_ERR_BAD_PARAM == rc) {
+            *bad_entry = strdup(entry);
+            rc = (NULL != *bad_entry) ? HERD_ERR_BAD_PARAM : HERD_ERR_OUT_OF_RESOURCE;
+        }
+        if (HERD_SUCCESS != rc) {
+            goto out;
+        }
+        num++;
+    }
+    if (0 == num) {
+        free(parsed);
+        parsed = NULL;
+    }
+    *filters = parsed;
+    *count = num;
+    parsed = NULL;
+
+out:
+    opal_if_filter_list_free(parsed, num);
+    opal_argv_free(entries);
+    return rc;
+}
+
+void opal_if_filter_list_free(opal_if_filter_t *filters, size_t count)
+{
+    for (size_t i = 0; NULL != filters && i < count; i++) {
+        opal_if_filter_release(&filters[i]);
+    }
+    free(filters);
 }
 
 bool opal_sockaddr_bytes(const struct sockaddr *sa, uint8_t bytes[16], int *family)

@@ -5,6 +5,7 @@
 #define OPAL_UTIL_IF_FILTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -21,6 +22,14 @@ typedef struct opal_if_filter {
  * interface name (empty, too long, holding a slash). *filter is set only on success. */
 OPAL_EXPORT int opal_if_filter_parse(const char *text, opal_if_filter_t *filter);
 OPAL_EXPORT void opal_if_filter_release(opal_if_filter_t *filter);
+
+/* Parse a comma-separated list ("lo, eth0, 10.0.0.0/8"): blanks around entries and empty
+ * entries are ignored. On success *filters (NULL for an empty list) and *count are set. A bad
+ * entry gives HERD_ERR_BAD_PARAM with *bad_entry a copy of it (caller frees), so the caller can
+ * report it naming its own variable. */
+OPAL_EXPORT int opal_if_filter_list_parse(const char *value, opal_if_filter_t **filters,
+                                          size_t *count, char **bad_entry);
+OPAL_EXPORT void opal_if_filter_list_free(opal_if_filter_t *filters, size_t count);
 
 /* Whether the interface called ifname, or its address (may be NULL), is what filter names. */
 OPAL_EXPORT bool opal_if_filter_matches(const opal_if_filter_t *filter, const char *ifname,

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opal/util/if_filter.h"
@@ -87,11 +88,35 @@ static void test_match(void **state)
     assert_false(opal_if_filter_matches(&f, "x", NULL)); /* no address: a subnet cannot match */
 }
 
+static void test_list(void **state)
+{
+    opal_if_filter_t *filters = (opal_if_filter_t *) 1;
+    size_t count = 99;
+    char *bad = NULL;
+    assert_int_equal(HERD_SUCCESS,
+                     opal_if_filter_list_parse(" lo ,, eth0,10.0.0.0/8 ", &filters, &count, &bad));
+    assert_int_equal(3, count);
+    assert_string_equal("lo", filters[0].name);
+    assert_string_equal("eth0", filters[1].name);
+    assert_int_equal(8, filters[2].prefix);
+    opal_if_filter_list_free(filters, count);
+    assert_int_equal(HERD_SUCCESS, opal_if_filter_list_parse("", &filters, &count, &bad));
+    assert_int_equal(0, count);
+    assert_null(filters);
+    count = 99;
+    assert_int_equal(HERD_ERR_BAD_PARAM,
+                     opal_if_filter_list_parse("lo, 10.0.0.0/99", &filters, &count, &bad));
+    assert_string_equal("10.0.0.0/99", bad); /* blanks trimmed: what the user wrote */
+    assert_int_equal(99, count);            /* outputs set only on success */
+    free(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_match),
+        cmocka_unit_test(test_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,6 @@
 #include "opal/util/if_filter.h"
 #include "opal/mca/fabric/base/base.h"
 #include "opal/mca/fabric/fabric.h"
-#include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
@@ -98,69 +97,25 @@ static int fabric_tcp_register(const opal_mca_component_t *component)
 
 static void fabric_tcp_free_filters(void)
 {
-    for (size_t i = 0; i < fabric_tcp_state.num_filters; i++) {
-        opal_if_filter_release(&fabric_tcp_state.filters[i]);
-    }
-    free(fabric_tcp_state.filters);
+    opal_if_filter_list_free(fabric_tcp_state.filters, fabric_tcp_state.num_filters);
     fabric_tcp_state.filters = NULL;
     fabric_tcp_state.num_filters = 0;
     fabric_tcp_state.filters_exclude = false;
 }
 
-/* Removes blanks around a list entry in place, so "lo, eth0" works as users expect. */
-static char *fabric_tcp_trim(char *text)
-{
-    char *end;
-
-    while (' ' == *text || '\t' == *text) {
-        text++;
-    }
-    end = text + strlen(text);
-    while (end > text && (' ' == end[-1] || '\t' == end[-1])) {
-        *--end = '\0';
-    }
-    return text;
-}
-
 static int fabric_tcp_parse_filters(const char *variable, const char *value, bool exclude)
 {
-    char **entries = opal_argv_split(value, ',');
-    size_t count;
-    int rc = HERD_SUCCESS;
-
-    if (NULL == entries) {
-        return HERD_ERR_OUT_OF_RESOURCE;
+    char *bad_entry = NULL;
+    int rc = opal_if_filter_list_parse(value, &fabric_tcp_state.filters,
+                                       &fabric_tcp_state.num_filters, &bad_entry);
+    if (HERD_ERR_BAD_PARAM == rc) {
+        opal_show_help(FABRIC_TCP_HELP_FILE, "bad-interface-entry", true, bad_entry, variable,
+                       variable, value);
+        free(bad_entry);
+        rc = HERD_ERR_SILENT;
     }
-    count = opal_argv_count(entries);
-    fabric_tcp_state.filters = calloc(count > 0 ? count : 1, sizeof(fabric_tcp_filter_t));
-    if (NULL == fabric_tcp_state.filters) {
-        rc = HERD_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    fabric_tcp_state.filters_exclude = exclude;
-    for (size_t i = 0; i < count; i++) {
-        char *entry = fabric_tcp_trim(entries[i]);
-
-        if ('\0' == entry[0]) {
-            continue;
-        }
-        rc =
-            opal_if_filter_parse(entry, &fabric_tcp_state.filters[fabric_tcp_state.num_filters]);
-        if (HERD_ERR_BAD_PARAM == rc) {
-            opal_show_help(FABRIC_TCP_HELP_FILE, "bad-interface-entry", true, entry, variable,
-                           variable, value);
-            rc = HERD_ERR_SILENT;
-        }
-        if (HERD_SUCCESS != rc) {
-            goto out;
-        }
-        fabric_tcp_state.num_filters++;
-    }
-
-out:
-    opal_argv_free(entries);
-    if (HERD_SUCCESS != rc) {
-        fabric_tcp_free_filters();
+    if (HERD_SUCCESS == rc) {
+        fabric_tcp_state.filters_exclude = exclude;
     }
     return rc;
 }

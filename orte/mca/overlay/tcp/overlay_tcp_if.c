@@ -12,37 +12,18 @@
 #include <unistd.h>
 
 #include "opal/status.h"
-#include "opal/util/argv.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/overlay/tcp/overlay_tcp.h"
 #include "orte/mca/overlay/tcp/overlay_tcp_if.h"
 #include "orte/mca/overlay/tcp/overlay_tcp_wire.h"
 
-/* Removes blanks around an entry in place, so "lo, eth0" works as users expect. */
-static char *if_trim(char *text)
-{
-    char *end;
 
-    while (' ' == *text || '\t' == *text) {
-        text++;
-    }
-    end = text + strlen(text);
-    while (end > text && (' ' == end[-1] || '\t' == end[-1])) {
-        *--end = '\0';
-    }
-    return text;
-}
-
-/* "eth0", "10.0.0.0/8", "10.1.2.3" or "fd00::/64". */
 void overlay_tcp_if_list_free(overlay_tcp_if_list_t *list)
 {
     if (NULL == list) {
         return;
     }
-    for (size_t i = 0; i < list->count; i++) {
-        opal_if_filter_release(&list->filters[i]);
-    }
-    free(list->filters);
+    opal_if_filter_list_free(list->filters, list->count);
     free(list->variable);
     free(list->value);
     memset(list, 0, sizeof(*list));
@@ -52,8 +33,7 @@ int overlay_tcp_if_list_parse(const char *variable, const char *value, bool excl
                               overlay_tcp_if_list_t *list)
 {
     overlay_tcp_if_list_t result;
-    char **entries = NULL;
-    size_t count;
+    char *bad_entry = NULL;
     int rc = HERD_SUCCESS;
 
     if (NULL == variable || NULL == list) {
@@ -67,40 +47,15 @@ int overlay_tcp_if_list_parse(const char *variable, const char *value, bool excl
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    if (NULL == value || '\0' == value[0]) {
-        goto out;
-    }
-    entries = opal_argv_split(value, ',');
-    if (NULL == entries) {
-        rc = HERD_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    count = opal_argv_count(entries);
-    result.filters = calloc(count > 0 ? count : 1, sizeof(*result.filters));
-    if (NULL == result.filters) {
-        rc = HERD_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    for (size_t i = 0; i < count; i++) {
-        char *entry = if_trim(entries[i]);
-
-        if ('\0' == entry[0]) {
-            continue;
-        }
-        rc = opal_if_filter_parse(entry, &result.filters[result.count]);
-        if (HERD_ERR_BAD_PARAM == rc) {
-            opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-interface-entry", true, entry, variable,
-                           variable, value);
-            rc = HERD_ERR_SILENT;
-        }
-        if (HERD_SUCCESS != rc) {
-            goto out;
-        }
-        result.count++;
+    rc = opal_if_filter_list_parse(value, &result.filters, &result.count, &bad_entry);
+    if (HERD_ERR_BAD_PARAM == rc) {
+        opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-interface-entry", true, bad_entry, variable,
+                       variable, value);
+        free(bad_entry);
+        rc = HERD_ERR_SILENT;
     }
 
 out:
-    opal_argv_free(entries);
     if (HERD_SUCCESS != rc) {
         overlay_tcp_if_list_free(&result);
         return rc;
