@@ -1,0 +1,73 @@
+/* A job as herdrun describes it (the app contexts and the job-wide choices) and the launch
+ * message that carries it to every node: its size depends on the apps, never on the number of
+ * processes. */
+#ifndef ORTE_RUNTIME_JOB_H
+#define ORTE_RUNTIME_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "opal/dss/buffer.h"
+#include "opal/status.h"
+#include "opal/visibility.h"
+
+/* Version of the launch message (raise it with every change to the encoding below). */
+#define ORTE_JOB_WIRE_VERSION 1u
+#define ORTE_JOB_SECRET_BYTES 32u
+/* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
+#define ORTE_JOB_MAX_APPS    4096u
+#define ORTE_JOB_MAX_ARGS    65536u
+#define ORTE_JOB_MAX_HOSTS   (1u << 20)
+
+/* Job-wide flags (herdrun options). */
+#define ORTE_JOB_FLAG_DISPLAY_MAP     0x01u /* --display-map */
+#define ORTE_JOB_FLAG_REPORT_BINDINGS 0x02u /* --report-bindings */
+#define ORTE_JOB_FLAG_REPORT_USAGE    0x04u /* --report-usage */
+#define ORTE_JOB_FLAG_EXPLAIN         0x08u /* --explain */
+#define ORTE_JOB_FLAG_DO_NOT_LAUNCH   0x10u /* --do-not-launch: map (and display) only */
+#define ORTE_JOB_FLAG_VERBOSE         0x20u /* -v: show sizes of what went over the wire */
+
+/* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
+typedef struct orte_job_app {
+    char **argv;    /* NULL-terminated; argv[0] is the program as the user typed it */
+    char **env;     /* NULL-terminated "NAME=value" added to the procs' environment (-x) */
+    char *cwd;      /* --wdir, else herdrun's working directory */
+    uint32_t np;    /* -n; 0: every free slot (or what the mapping policy implies) */
+    char *map_by;   /* option values as the user gave them (NULL: default); parsed with */
+    char *rank_by;  /* orte_rmaps_policy_parse() */
+    char *bind_to;
+    char **seq_hosts; /* --map-by seq: the hostfile's lines in order (NULL: every node once) */
+} orte_job_app_t;
+
+typedef struct orte_job_spec {
+    char *jobid;      /* unique in the DVM: "<dvm id>.<seq>" */
+    uint32_t seq;     /* the job's number in its DVM (1, 2, ...) */
+    orte_job_app_t *apps;
+    uint32_t num_apps;
+    char **hosts;     /* the nodes the job may use, by name (NULL: every node of the DVM) */
+    uint32_t flags;   /* ORTE_JOB_FLAG_* */
+    bool oversubscribe;   /* --oversubscribe: default OVERSUBSCRIBE modifier for every app */
+    bool nooversubscribe; /* --nooversubscribe */
+    uint32_t timeout;     /* --timeout seconds; 0: none */
+    char *errmgr;         /* errmgr component for the shepherd (NULL: by priority) */
+    int32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace; < 0: odls_base_kill_grace_ms */
+    char **mca;       /* "HERD_MCA_name=value" from --mca, given to session daemons and procs */
+    char *sink_uri;   /* where herdrun listens for the job's session daemons */
+    uint8_t secret[ORTE_JOB_SECRET_BYTES]; /* of the job's overlay */
+} orte_job_spec_t;
+
+/* Free everything the spec owns, and the spec. NULL does nothing. */
+OPAL_EXPORT void orte_job_spec_free(orte_job_spec_t *spec);
+
+/* Encode the spec (versioned). */
+OPAL_EXPORT int orte_job_spec_pack(opal_buffer_t *buffer, const orte_job_spec_t *spec);
+/* Decode one spec. Malformed input (wrong version, truncated, a limit exceeded, an app without
+ * a program) is HERD_ERR_VERSION_MISMATCH or HERD_ERR_UNPACK_FAILURE, never a crash. *spec set
+ * only on success. */
+OPAL_EXPORT int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **spec);
+
+/* The job's total np as the user asked for it (0 when some app takes every free slot). */
+OPAL_EXPORT uint64_t orte_job_spec_requested_np(const orte_job_spec_t *spec);
+
+#endif /* ORTE_RUNTIME_JOB_H */
