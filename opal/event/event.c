@@ -156,6 +156,14 @@ int opal_event_base_loop(opal_event_base_t *base, bool once)
     return HERD_SUCCESS;
 }
 
+int opal_event_base_poll(opal_event_base_t *base)
+{
+    if (NULL == base) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    return event_base_loop(base->evbase, EVLOOP_NONBLOCK) < 0 ? HERD_ERROR : HERD_SUCCESS;
+}
+
 void opal_event_base_stop(opal_event_base_t *base)
 {
     if (NULL == base) {

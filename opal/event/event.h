@@ -25,6 +25,8 @@ OPAL_EXPORT int opal_event_base_create(opal_event_base_t **base);
 OPAL_EXPORT void opal_event_base_free(opal_event_base_t *base);
 /* Run until opal_event_base_stop() or, with once, until one round of events was handled. */
 OPAL_EXPORT int opal_event_base_loop(opal_event_base_t *base, bool once);
+/* Run what is ready now (sockets that can be written, ...) without waiting for anything. */
+OPAL_EXPORT int opal_event_base_poll(opal_event_base_t *base);
 /* Ask the loop to return; callable from any thread. */
 OPAL_EXPORT void opal_event_base_stop(opal_event_base_t *base);
 /* Run fn(arg) in the loop's thread as soon as possible; callable from any thread. */

@@ -345,6 +345,14 @@ int opal_show_help(const char *filename, const char *topic, int want_error_heade
     return rc;
 }
 
+char *opal_show_help_vstring(const char *filename, const char *topic, int want_error_header,
+                             va_list ap)
+{
+    char *message = NULL;
+    build_message(filename, topic, want_error_header, ap, &message);
+    return message;
+}
+
 char *opal_show_help_string(const char *filename, const char *topic, int want_error_header, ...)
 {
     char *message = NULL;

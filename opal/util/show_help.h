@@ -27,5 +27,7 @@ OPAL_EXPORT int opal_show_vhelp(const char *filename, const char *topic, bool wa
 /* The same text as a malloc'd string (caller frees), NULL if out of memory. */
 OPAL_EXPORT char *opal_show_help_string(const char *filename, const char *topic,
                                         int want_error_header, ...);
+OPAL_EXPORT char *opal_show_help_vstring(const char *filename, const char *topic,
+                                         int want_error_header, va_list ap);
 
 #endif /* OPAL_UTIL_SHOW_HELP_H */

@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/plm/plm.h"
 #include "orte/runtime/dvm.h"
+#include "orte/runtime/job.h"
+#include "orte/runtime/jobdb.h"
 #include "orte/util/radix.h"
 
 static const char *help_file = "help-dvm.txt";
@@ -41,8 +46,18 @@ static const char *help_file = "help-dvm.txt";
 #define DVM_CMD_SHUTDOWN 1u
 
 /* The DVM's variables (registered by the root and the daemons alike). */
+/* A session daemon this daemon started for a job. */
+typedef struct dvm_session {
+    pid_t pid; /* -1 once reaped */
+    uint32_t slot;
+    char *jobid;
+    char launch_shm[256]; /* the segments it owns, removed here too if it dies without doing so */
+    char jobdb_shm[256];
+} dvm_session_t;
+
 typedef struct {
     int radix;
+    int session_slots;      /* static session endpoints per node */
     int startup_timeout;    /* seconds */
     char *fabric_inventory; /* "auto", "all", "none" */
     int shutdown_grace_ms;  /* before stragglers are killed */
@@ -87,9 +102,22 @@ struct orte_dvm {
     bool ready;        /* every daemon reported, every XML arrived, the barrier completed */
     bool stopping; /* shutdown begun */
 
+    uint32_t next_job_seq;                  /* root: number of the next job */
+    orte_dvm_job_error_cb_t job_error_cb;   /* root: a daemon could not start a job's part */
+    void *job_error_arg;
+    orte_dvm_signal_cb_t signal_cb;         /* root: SIGINT/SIGTERM/SIGHUP go here when set */
+    void *signal_arg;
+
     /* daemon */
     orte_inventory_t *mine;
     opal_event_t *stdin_event; /* EOF: the ssh session that started us is gone */
+    /* every node's inventory as gathered (packed; a session daemon unpacks what it needs) */
+    uint8_t **inventory_blobs; /* by node index (vpid - 1) */
+    size_t *inventory_lengths;
+    int *session_fds; /* the static session endpoints' listeners, by slot */
+    uint32_t num_session_slots;
+    dvm_session_t *sessions; /* session daemons started here, running or not yet reaped */
+    size_t num_sessions;
 };
 
 static int dvm_register_vars(dvm_vars_t *vars);
@@ -157,6 +185,14 @@ static int dvm_register_vars(dvm_vars_t *vars)
     if (rc < 0) {
         return rc;
     }
+    vars->session_slots = 8;
+    rc = opal_mca_var_register_framework(
+        "dvm", "session_slots",
+        "Static session endpoints each daemon keeps: how many jobs can run at once on a node",
+        OPAL_MCA_VAR_INT, &vars->session_slots);
+    if (rc < 0) {
+        return rc;
+    }
     vars->fabric_inventory = "auto";
     rc = opal_mca_var_register_framework(
         "dvm", "fabric_inventory",
@@ -177,6 +213,10 @@ static int dvm_register_vars(dvm_vars_t *vars)
     vars->shutdown_grace = vars->shutdown_grace_ms / 1000.0;
     if (vars->radix < 1) {
         opal_show_help(help_file, "bad-radix", true, vars->radix);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (vars->session_slots < 1 || vars->session_slots > 1024) {
+        opal_show_help(help_file, "bad-session-slots", true, vars->session_slots);
         return HERD_ERR_BAD_PARAM;
     }
     if (vars->startup_timeout < 1) {
@@ -219,6 +259,8 @@ static void signal_cb(int fd, short what, void *arg)
     for (ssize_t i = 0; i < n; ++i) {
         if (SIGCHLD == signals[i]) {
             handle_child_exits(dvm);
+        } else if (dvm->is_root && NULL != dvm->signal_cb && !dvm->stopping) {
+            dvm->signal_cb(signals[i], dvm->signal_arg);
         } else if (dvm->is_root) {
             if (dvm->stopping) {
                 continue;
@@ -339,6 +381,10 @@ static void grpcomm_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
 }
 
 static void command_cb(int status, const orte_grpcomm_result_t *result, void *cbdata);
+static void daemon_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len);
+static void reap_sessions(orte_dvm_t *dvm, bool block);
+static void root_job_error(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                           const void *data, size_t length, void *arg);
 
 /* Daemons wait for the next command from the root as a started xcast. */
 static int await_command(orte_dvm_t *dvm)
@@ -358,6 +404,9 @@ static void command_cb(int status, const orte_grpcomm_result_t *result, void *cb
         const uint8_t *p = result->data;
         command = ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) |
                   p[3];
+    }
+    if (ORTE_DVM_CMD_LAUNCH == command && !dvm->is_root) {
+        daemon_launch(dvm, (const uint8_t *) result->data + 4, result->len - 4);
     }
     if (DVM_CMD_SHUTDOWN == command) {
         if (!dvm->is_root) {
@@ -467,6 +516,28 @@ static void release_runtime(orte_dvm_t *dvm)
     free(dvm->daemons);
     dvm->daemons = NULL;
     dvm->num_launched = 0;
+    /* session daemons go with their daemon: they kill their processes on SIGTERM */
+    for (size_t i = 0; i < dvm->num_sessions; ++i) {
+        if (dvm->sessions[i].pid > 0) {
+            kill(dvm->sessions[i].pid, SIGTERM);
+        }
+    }
+    reap_sessions(dvm, true);
+    free(dvm->sessions);
+    dvm->sessions = NULL;
+    for (uint32_t i = 0; NULL != dvm->session_fds && i < dvm->num_session_slots; ++i) {
+        if (dvm->session_fds[i] >= 0) {
+            close(dvm->session_fds[i]);
+        }
+    }
+    free(dvm->session_fds);
+    dvm->session_fds = NULL;
+    for (uint32_t i = 0; NULL != dvm->inventory_blobs && i + 1 < dvm->size; ++i) {
+        free(dvm->inventory_blobs[i]);
+    }
+    free(dvm->inventory_blobs);
+    free(dvm->inventory_lengths);
+    dvm->inventory_blobs = NULL;
     if (NULL == dvm->base) {
         return;
     }
@@ -645,6 +716,31 @@ static bool all_launched_gone(const orte_dvm_t *dvm)
 
 static void daemon_report_child(orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *how);
 
+/* Reap the session daemons that exited (all of them, waiting, when block) and remove what they
+ * should have removed themselves: a session daemon killed with -9 cannot unlink its segments. */
+static void reap_sessions(orte_dvm_t *dvm, bool block)
+{
+    for (size_t i = 0; i < dvm->num_sessions; ++i) {
+        dvm_session_t *s = &dvm->sessions[i];
+        if (s->pid <= 0 || waitpid(s->pid, NULL, block ? 0 : WNOHANG) <= 0) {
+            continue;
+        }
+        s->pid = -1;
+        shm_unlink(s->launch_shm);
+        shm_unlink(s->jobdb_shm);
+    }
+    /* forget the reaped ones */
+    size_t kept = 0;
+    for (size_t i = 0; i < dvm->num_sessions; ++i) {
+        if (dvm->sessions[i].pid > 0) {
+            dvm->sessions[kept++] = dvm->sessions[i];
+        } else {
+            free(dvm->sessions[i].jobid);
+        }
+    }
+    dvm->num_sessions = kept;
+}
+
 static void handle_child_exits(orte_dvm_t *dvm)
 {
     /* only the processes this DVM launched: waitpid(-1) would take exits meant for others
@@ -673,6 +769,7 @@ static void handle_child_exits(orte_dvm_t *dvm)
         }
         d->pid = -1;
     }
+    reap_sessions(dvm, false);
     if (dvm->stopping && all_launched_gone(dvm)) {
         dvm->done = true;
         opal_event_base_stop(dvm->base);
@@ -1088,6 +1185,8 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
                                                       root_lost_report, dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_JOINED,
                                                       root_joined, dvm)) ||
+        HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_JOB_ERROR,
+                                                      root_job_error, dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         goto err;
     }
@@ -1393,11 +1492,351 @@ static void daemon_inventory_cb(int status, const orte_grpcomm_result_t *result,
         daemon_stop(dvm, "the inventory exchange", status);
         return;
     }
-    /* every daemon now holds every inventory (kept for distributed mapping) */
+    /* every daemon now holds every inventory: kept, packed, for the session daemons' mappers */
+    dvm->inventory_blobs = calloc(dvm->size, sizeof(*dvm->inventory_blobs));
+    dvm->inventory_lengths = calloc(dvm->size, sizeof(*dvm->inventory_lengths));
+    if (NULL == dvm->inventory_blobs || NULL == dvm->inventory_lengths) {
+        daemon_stop(dvm, "keeping the inventory", HERD_ERR_OUT_OF_RESOURCE);
+        return;
+    }
+    for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
+        dvm->inventory_blobs[v - 1] = malloc(result->blobs[v].len + 1);
+        if (NULL == dvm->inventory_blobs[v - 1]) {
+            daemon_stop(dvm, "keeping the inventory", HERD_ERR_OUT_OF_RESOURCE);
+            return;
+        }
+        if (result->blobs[v].len > 0) {
+            memcpy(dvm->inventory_blobs[v - 1], result->blobs[v].data, result->blobs[v].len);
+        }
+        dvm->inventory_lengths[v - 1] = result->blobs[v].len;
+    }
     status = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, daemon_ready_cb, dvm);
     if (HERD_SUCCESS != status) {
         daemon_stop(dvm, "the ready barrier", status);
     }
+}
+
+/* The node's static session endpoints: one listener per slot, on the address the daemon itself
+ * listens on, so every peer learns them from the inventory. */
+static int bind_session_endpoints(orte_dvm_t *dvm)
+{
+    char host[256];
+    const char *start = (NULL != dvm->uri) ? strstr(dvm->uri, "://") : NULL;
+    const char *colon = (NULL != start) ? strrchr(start + 3, ':') : NULL;
+    if (NULL == colon || (size_t) (colon - start - 3) >= sizeof(host)) {
+        errno = EINVAL;
+        return HERD_ERR_BAD_PARAM;
+    }
+    memcpy(host, start + 3, (size_t) (colon - start - 3));
+    host[colon - start - 3] = '\0';
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
+    if (1 != inet_pton(AF_INET, host, &addr.sin_addr)) {
+        errno = EAFNOSUPPORT;
+        return HERD_ERR_NOT_SUPPORTED;
+    }
+    dvm->num_session_slots = (uint32_t) dvm->vars->session_slots;
+    dvm->session_fds = malloc(dvm->num_session_slots * sizeof(*dvm->session_fds));
+    if (NULL == dvm->session_fds) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t i = 0; i < dvm->num_session_slots; ++i) {
+        dvm->session_fds[i] = -1;
+    }
+    for (uint32_t i = 0; i < dvm->num_session_slots; ++i) {
+        struct sockaddr_in bound = addr;
+        socklen_t len = sizeof(bound);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            return HERD_ERR_IN_ERRNO;
+        }
+        dvm->session_fds[i] = fd;
+        if (0 != bind(fd, (struct sockaddr *) &bound, sizeof(bound)) || 0 != listen(fd, 256) ||
+            0 != getsockname(fd, (struct sockaddr *) &bound, &len)) {
+            return HERD_ERR_IN_ERRNO;
+        }
+        char uri[300];
+        snprintf(uri, sizeof(uri), "tcp://%s:%u", host, ntohs(bound.sin_port));
+        if (HERD_SUCCESS != opal_argv_append(&dvm->mine->session_uris, uri)) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    return HERD_SUCCESS;
+}
+
+/* Tell the root that job jobid cannot start here. */
+static void daemon_job_error(orte_dvm_t *dvm, const char *jobid, const char *topic, ...)
+{
+    va_list ap;
+    va_start(ap, topic);
+    char *message = opal_show_help_vstring(help_file, topic, false, ap);
+    va_end(ap);
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_string(&buffer, jobid) &&
+        HERD_SUCCESS == opal_buffer_pack_string(&buffer, NULL != message ? message : topic)) {
+        dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOB_ERROR, buffer.base, buffer.used);
+    }
+    opal_buffer_destruct(&buffer);
+    free(message);
+}
+
+/* Write the session daemon's segment: what it needs to map and run the job without asking
+ * anyone: the launch message as received, the candidate nodes' inventories, this node's
+ * topology XML. */
+static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_job_launch_t *launch,
+                                uint32_t my_candidate, const uint8_t *data, size_t len)
+{
+    opal_buffer_t buffer;
+    int rc;
+    opal_buffer_init(&buffer);
+    char *pair[3] = {dvm->mine->signature, NULL != dvm->mine->xml ? dvm->mine->xml : "", NULL};
+    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(&buffer, ORTE_SESSION_SEGMENT_VERSION)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_string(&buffer, dvm->mine->node_name)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(&buffer, my_candidate)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_bytes(&buffer, data, len)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(&buffer, launch->num_candidates))) {
+        goto out;
+    }
+    for (uint32_t c = 0; c < launch->num_candidates; ++c) {
+        uint32_t n = launch->node_index[c];
+        rc = opal_buffer_pack_bytes(&buffer, dvm->inventory_blobs[n], dvm->inventory_lengths[n]);
+        if (HERD_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    if (HERD_SUCCESS != (rc = opal_buffer_pack_string_array(&buffer, pair, 2))) {
+        goto out;
+    }
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = HERD_ERR_IN_ERRNO;
+        goto out;
+    }
+    size_t done = 0;
+    while (done < buffer.used) {
+        ssize_t n = write(fd, buffer.base + done, buffer.used - done);
+        if (n < 0 && EINTR == errno) {
+            continue;
+        }
+        if (n <= 0) {
+            int saved = errno;
+            close(fd);
+            shm_unlink(name);
+            errno = saved;
+            rc = HERD_ERR_IN_ERRNO;
+            goto out;
+        }
+        done += (size_t) n;
+    }
+    close(fd);
+out:
+    opal_buffer_destruct(&buffer);
+    return rc;
+}
+
+/* LAUNCH: if this node takes part, hand the job to a new session daemon. */
+static void daemon_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len)
+{
+    orte_job_launch_t *launch = NULL;
+    opal_buffer_t buffer;
+    const char *node = dvm->mine->node_name;
+    opal_buffer_init(&buffer);
+    int rc = opal_buffer_load(&buffer, data, len);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_job_launch_unpack(&buffer, dvm->size - 1, &launch);
+    }
+    opal_buffer_destruct(&buffer);
+    if (HERD_SUCCESS != rc) {
+        daemon_job_error(dvm, "?", "bad-launch", node, opal_strerror(rc));
+        return;
+    }
+    const char *jobid = launch->spec->jobid;
+    uint32_t my_candidate = UINT32_MAX;
+    for (uint32_t p = 0; p < launch->num_participants; ++p) {
+        if (launch->node_index[launch->participants[p]] == dvm->vpid - 1) {
+            my_candidate = launch->participants[p];
+        }
+    }
+    if (UINT32_MAX == my_candidate) {
+        orte_job_launch_free(launch);
+        return; /* no processes here */
+    }
+    reap_sessions(dvm, false);
+    uint32_t slot = launch->spec->seq % dvm->num_session_slots;
+    for (size_t i = 0; i < dvm->num_sessions; ++i) {
+        if (dvm->sessions[i].slot == slot) {
+            daemon_job_error(dvm, jobid, "session-slot-busy", jobid, node, dvm->num_session_slots,
+                             slot, dvm->sessions[i].jobid);
+            orte_job_launch_free(launch);
+            return;
+        }
+    }
+    dvm_session_t *grown = realloc(dvm->sessions, (dvm->num_sessions + 1) * sizeof(*grown));
+    if (NULL == grown) {
+        daemon_job_error(dvm, jobid, "session-spawn-failed", jobid, node, "memory",
+                         strerror(ENOMEM));
+        orte_job_launch_free(launch);
+        return;
+    }
+    dvm->sessions = grown;
+    dvm_session_t *s = &dvm->sessions[dvm->num_sessions];
+    memset(s, 0, sizeof(*s));
+    s->pid = -1;
+    s->slot = slot;
+    char launch_tag[300];
+    snprintf(launch_tag, sizeof(launch_tag), "%s.launch", jobid);
+    if (HERD_SUCCESS != orte_jobdb_segment_name(launch_tag, node, s->launch_shm,
+                                                sizeof(s->launch_shm)) ||
+        HERD_SUCCESS != orte_jobdb_segment_name(jobid, node, s->jobdb_shm,
+                                                sizeof(s->jobdb_shm)) ||
+        NULL == (s->jobid = strdup(jobid))) {
+        daemon_job_error(dvm, jobid, "session-spawn-failed", jobid, node, "segment name",
+                         "the job id or node name is not usable in a segment name");
+        free(s->jobid);
+        orte_job_launch_free(launch);
+        return;
+    }
+    rc = write_launch_segment(dvm, s->launch_shm, launch, my_candidate, data, len);
+    orte_job_launch_free(launch);
+    if (HERD_SUCCESS != rc) {
+        daemon_job_error(dvm, jobid, "session-spawn-failed", jobid, node, s->launch_shm,
+                         HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
+        free(s->jobid);
+        return;
+    }
+    char self[PATH_MAX];
+    ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (self_len <= 0) {
+        snprintf(self, sizeof(self), "%s", HERD_BINDIR "/herdd");
+    } else {
+        self[self_len] = '\0';
+    }
+    char seg_env[300], fd_env[64], pid_env[64];
+    snprintf(seg_env, sizeof(seg_env), "%s=%s", ORTE_SESSION_ENV_SEGMENT, s->launch_shm);
+    snprintf(fd_env, sizeof(fd_env), "%s=%d", ORTE_SESSION_ENV_LISTEN_FD,
+             dvm->session_fds[slot]);
+    snprintf(pid_env, sizeof(pid_env), "%s=%d", ORTE_SESSION_ENV_DAEMON, (int) getpid());
+    extern char **environ;
+    char **env = opal_argv_copy(environ);
+    opal_argv_append(&env, seg_env);
+    opal_argv_append(&env, fd_env);
+    opal_argv_append(&env, pid_env);
+    char *argv[] = {"herdd", "--session", NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    /* dup2 onto itself clears close-on-exec: the session daemon inherits its endpoint */
+    posix_spawn_file_actions_adddup2(&actions, dvm->session_fds[slot], dvm->session_fds[slot]);
+    pid_t pid;
+    rc = posix_spawn(&pid, self, &actions, NULL, argv, env);
+    posix_spawn_file_actions_destroy(&actions);
+    opal_argv_free(env);
+    if (0 != rc) {
+        daemon_job_error(dvm, jobid, "session-spawn-failed", jobid, node, self, strerror(rc));
+        shm_unlink(s->launch_shm);
+        free(s->jobid);
+        return;
+    }
+    s->pid = pid;
+    dvm->num_sessions++;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* root side, for launchers */
+
+opal_event_base_t *orte_dvm_event_base(orte_dvm_t *dvm)
+{
+    return dvm->base;
+}
+
+const orte_allocation_t *orte_dvm_allocation(const orte_dvm_t *dvm)
+{
+    return dvm->allocation;
+}
+
+const orte_inventory_t *orte_dvm_node_inventory(const orte_dvm_t *dvm, uint32_t node_index)
+{
+    if (NULL == dvm->inventory || node_index + 1 >= dvm->size) {
+        return NULL;
+    }
+    return dvm->inventory[node_index + 1];
+}
+
+uint32_t orte_dvm_radix(const orte_dvm_t *dvm)
+{
+    return dvm->radix;
+}
+
+const char *orte_dvm_id(const orte_dvm_t *dvm)
+{
+    return dvm->id;
+}
+
+uint32_t orte_dvm_next_job_seq(orte_dvm_t *dvm)
+{
+    return ++dvm->next_job_seq;
+}
+
+int orte_dvm_root_command(orte_dvm_t *dvm, uint32_t command, const void *data, size_t len)
+{
+    uint8_t *message = malloc(len + 4);
+    if (NULL == message) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    message[0] = (uint8_t) (command >> 24);
+    message[1] = (uint8_t) (command >> 16);
+    message[2] = (uint8_t) (command >> 8);
+    message[3] = (uint8_t) command;
+    if (len > 0) {
+        memcpy(message + 4, data, len);
+    }
+    int rc = dvm->gc->xcast(dvm->grpcomm, dvm->next_command, message, len + 4, command_cb, dvm);
+    free(message);
+    return rc;
+}
+
+void orte_dvm_root_set_job_error_cb(orte_dvm_t *dvm, orte_dvm_job_error_cb_t cb, void *arg)
+{
+    dvm->job_error_cb = cb;
+    dvm->job_error_arg = arg;
+}
+
+void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg)
+{
+    dvm->signal_cb = cb;
+    dvm->signal_arg = arg;
+}
+
+void orte_dvm_root_request_stop(orte_dvm_t *dvm, int status)
+{
+    dvm->status = status;
+    root_begin_shutdown(dvm);
+    dvm->status = status;
+}
+
+static void root_job_error(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                           const void *data, size_t length, void *arg)
+{
+    orte_dvm_t *dvm = arg;
+    opal_buffer_t buffer;
+    char *jobid = NULL, *message = NULL;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &jobid) &&
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &message) && NULL != jobid &&
+        NULL != message) {
+        if (NULL != dvm->job_error_cb) {
+            dvm->job_error_cb(jobid, node_of(dvm, src), message, dvm->job_error_arg);
+        } else {
+            fprintf(stderr, "%s", message);
+        }
+    } else {
+        opal_output(OPAL_OUTPUT_STDERR, "herd-dvm: ignoring a malformed job error from daemon %u",
+                    src);
+    }
+    free(jobid);
+    free(message);
+    opal_buffer_destruct(&buffer);
 }
 
 int orte_dvm_daemon_main(bool bootstrap_stdin)
@@ -1522,6 +1961,12 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     }
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd %u on %s: cannot listen: %s\n", dvm->vpid, node, opal_strerror(rc));
+        goto out_base;
+    }
+    rc = bind_session_endpoints(dvm);
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "herdd %u on %s: cannot open the node's session endpoints: %s\n",
+                dvm->vpid, node, strerror(errno));
         goto out_base;
     }
     opal_buffer_t buffer;

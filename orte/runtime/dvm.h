@@ -22,7 +22,25 @@ enum {
     ORTE_DVM_TAG_XML_REQ = 3, /* root -> daemon: send your topology XML */
     ORTE_DVM_TAG_XML = 4,     /* daemon -> root: the XML */
     ORTE_DVM_TAG_JOINED = 5,  /* daemon -> root: connected (so a timeout names who did not) */
+    ORTE_DVM_TAG_JOB_ERROR = 6, /* daemon -> root: {jobid, message}: a job could not start here */
 };
+
+/* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
+#define ORTE_DVM_CMD_SHUTDOWN 1u
+#define ORTE_DVM_CMD_LAUNCH   2u /* then an orte_job_launch_t (orte/runtime/job.h) */
+
+/* How a session daemon learns what its daemon gives it (environment of `herdd --session`). */
+#define ORTE_SESSION_ENV_SEGMENT   "HERD_SESSION_SEGMENT"   /* the launch segment's name */
+#define ORTE_SESSION_ENV_LISTEN_FD "HERD_SESSION_LISTEN_FD" /* its static endpoint's listener */
+#define ORTE_SESSION_ENV_DAEMON    "HERD_SESSION_DAEMON_PID" /* die with this process */
+#define ORTE_SESSION_SEGMENT_VERSION 1u
+
+/* Root side: a daemon reports that job jobid could not start on its node (message is a whole
+ * sentence for the user). */
+typedef void (*orte_dvm_job_error_cb_t)(const char *jobid, const char *node, const char *message,
+                                        void *arg);
+/* Root side: SIGINT, SIGTERM or SIGHUP arrived (handled in the loop). */
+typedef void (*orte_dvm_signal_cb_t)(int signo, void *arg);
 
 /* What the root was asked to do. */
 typedef struct orte_dvm_options {
@@ -47,6 +65,31 @@ OPAL_EXPORT int orte_dvm_root_write_uri(orte_dvm_t *dvm, const char *path);
 OPAL_EXPORT int orte_dvm_root_serve(orte_dvm_t *dvm);
 /* Root side: stop every daemon, wait for them, release everything. */
 OPAL_EXPORT void orte_dvm_root_stop(orte_dvm_t *dvm);
+
+/* Root side, for launchers (herdrun): the loop everything runs on, the allocation, the
+ * inventory of node index (0-based), the tree radix and the DVM id. */
+OPAL_EXPORT opal_event_base_t *orte_dvm_event_base(orte_dvm_t *dvm);
+OPAL_EXPORT const orte_allocation_t *orte_dvm_allocation(const orte_dvm_t *dvm);
+OPAL_EXPORT const orte_inventory_t *orte_dvm_node_inventory(const orte_dvm_t *dvm,
+                                                            uint32_t node_index);
+OPAL_EXPORT uint32_t orte_dvm_radix(const orte_dvm_t *dvm);
+OPAL_EXPORT const char *orte_dvm_id(const orte_dvm_t *dvm);
+/* The number for a new job (1, 2, ...). */
+OPAL_EXPORT uint32_t orte_dvm_next_job_seq(orte_dvm_t *dvm);
+/* Broadcast a command (ORTE_DVM_CMD_*) with its payload to every daemon. */
+OPAL_EXPORT int orte_dvm_root_command(orte_dvm_t *dvm, uint32_t command, const void *data,
+                                      size_t len);
+OPAL_EXPORT void orte_dvm_root_set_job_error_cb(orte_dvm_t *dvm, orte_dvm_job_error_cb_t cb,
+                                                void *arg);
+/* With a callback set, signals no longer stop the DVM: the callback decides. */
+OPAL_EXPORT void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg);
+/* Begin an orderly shutdown from inside the loop; orte_dvm_root_serve() returns once every
+ * daemon is gone. status is what serve returns. */
+OPAL_EXPORT void orte_dvm_root_request_stop(orte_dvm_t *dvm, int status);
+
+/* Session daemon (herdd --session): run one job's part on this node (orte/runtime/session.c).
+ * Returns the exit status. */
+OPAL_EXPORT int orte_session_main(void);
 
 /* Daemon side (herdd): bootstrap from the environment (or stdin lines), join the DVM, report
  * the inventory, serve until told to stop or the parent is gone. Returns the exit status. */

@@ -6,11 +6,13 @@
 
 #include <hwloc.h>
 
+#include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "orte/runtime/inventory.h"
 
-#define INVENTORY_FORMAT_VERSION 1u
+#define INVENTORY_FORMAT_VERSION 2u
 #define INVENTORY_MAX_FABRIC 64u
+#define INVENTORY_MAX_SESSION_URIS 1024u
 
 /* A signature must not depend on anything but the topology's shape: the XML of a real machine
  * carries its host name, so hash the synthetic description when there is one, else the XML
@@ -128,6 +130,7 @@ void orte_inventory_free(orte_inventory_t *inventory)
     free(inventory->synthetic);
     free(inventory->xml);
     opal_fabric_records_free(inventory->fabric, inventory->num_fabric);
+    opal_argv_free(inventory->session_uris);
     free(inventory);
 }
 
@@ -153,7 +156,8 @@ int orte_inventory_pack(opal_buffer_t *buffer, const orte_inventory_t *inv, bool
             return rc;
         }
     }
-    return HERD_SUCCESS;
+    return opal_buffer_pack_string_array(buffer, inv->session_uris,
+                                         opal_argv_count(inv->session_uris));
 }
 
 int orte_inventory_unpack(opal_buffer_t *buffer, orte_inventory_t **inventory)
@@ -194,6 +198,20 @@ int orte_inventory_unpack(opal_buffer_t *buffer, orte_inventory_t **inventory)
             inv->num_fabric++;
         }
     }
+    char **uris = NULL;
+    size_t num_uris = 0;
+    if (HERD_SUCCESS == rc) {
+        rc = opal_buffer_unpack_string_array(buffer, &uris, &num_uris);
+    }
+    for (size_t i = 0; i < num_uris; ++i) {
+        if (HERD_SUCCESS == rc) {
+            rc = (NULL == uris[i] || num_uris > INVENTORY_MAX_SESSION_URIS)
+                     ? HERD_ERR_UNPACK_FAILURE
+                     : opal_argv_append(&inv->session_uris, uris[i]);
+        }
+        free(uris[i]);
+    }
+    free(uris);
     if (HERD_SUCCESS != rc) {
         orte_inventory_free(inv);
         return rc;

@@ -21,6 +21,10 @@ typedef struct orte_inventory {
     char *xml;          /* full hwloc XML; NULL when not sent (the receiver has this signature) */
     opal_fabric_record_t **fabric;
     size_t num_fabric;
+    /* The node's static session endpoints: listeners its daemon holds for the session daemons
+     * of jobs (job number seq uses entry seq % count), so every peer knows where a job's session
+     * daemon on this node listens without asking. NULL-terminated; NULL when none. */
+    char **session_uris;
 } orte_inventory_t;
 
 /* Discover this node: the hwloc topology of this machine, or of the synthetic description

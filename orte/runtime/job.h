@@ -67,6 +67,32 @@ OPAL_EXPORT int orte_job_spec_pack(opal_buffer_t *buffer, const orte_job_spec_t 
  * only on success. */
 OPAL_EXPORT int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **spec);
 
+/* The launch message as it goes over the DVM: the spec plus O(nodes) facts about the nodes it
+ * may use, never anything per process. Candidates are the DVM nodes the job may use, in DVM
+ * order (what every mapper maps over); participants are the candidates that get processes
+ * (they run a session daemon; participant i is vpid i + 1 of the job's overlay, vpid 0 being
+ * herdrun). */
+typedef struct orte_job_launch {
+    orte_job_spec_t *spec;
+    uint32_t radix;          /* of the job overlay's tree */
+    uint32_t num_candidates;
+    uint32_t *node_index;    /* per candidate: index of the node in the DVM (vpid - 1) */
+    uint32_t *slots;         /* per candidate, from the allocation */
+    uint32_t *max_slots;
+    uint32_t num_participants;
+    uint32_t *participants;  /* indexes into the candidates, ascending */
+    /* "signature", "hwloc XML", ... for real topologies the session daemons may not have
+     * (only when the job's nodes do not all share one); NULL when none */
+    char **xml_pairs;
+} orte_job_launch_t;
+
+OPAL_EXPORT void orte_job_launch_free(orte_job_launch_t *launch);
+OPAL_EXPORT int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch);
+/* Malformed input is HERD_ERR_UNPACK_FAILURE (or VERSION_MISMATCH); indexes are checked against
+ * num_dvm_nodes. *launch set only on success. */
+OPAL_EXPORT int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
+                                       orte_job_launch_t **launch);
+
 /* The job's total np as the user asked for it (0 when some app takes every free slot). */
 OPAL_EXPORT uint64_t orte_job_spec_requested_np(const orte_job_spec_t *spec);
 

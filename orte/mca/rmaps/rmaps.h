@@ -101,6 +101,13 @@ typedef struct orte_rmaps_app {
     orte_rmaps_policy_t policy;
 } orte_rmaps_app_t;
 
+/* Called once, after every app is planned and before the first emit: the job's size and how
+ * many processes each node gets (num_nodes entries, valid during the call). A session daemon
+ * sizes its job database and the procs' HERD_LOCAL_SIZE from it. Anything but HERD_SUCCESS
+ * stops mapping and is returned by orte_rmaps_base_map_job(). */
+typedef int (*orte_rmaps_planned_fn_t)(uint32_t num_procs, const uint32_t *procs_per_node,
+                                       void *cbdata);
+
 typedef struct orte_rmaps_job {
     const orte_rmaps_node_t *nodes;
     uint32_t num_nodes;
@@ -108,6 +115,7 @@ typedef struct orte_rmaps_job {
     uint32_t num_apps;
     bool explain;       /* print each decision (herdrun --explain) */
     FILE *explain_file; /* where; NULL: stdout */
+    orte_rmaps_planned_fn_t planned; /* may be NULL; gets map_job's cbdata */
 } orte_rmaps_job_t;
 
 /* One placed process. The strings are valid only during the emit callback (copy what you keep). */

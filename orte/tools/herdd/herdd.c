@@ -10,6 +10,9 @@
 int main(int argc, char *argv[])
 {
     bool bootstrap_stdin = false;
+    if (2 == argc && 0 == strcmp(argv[1], "--session")) {
+        return orte_session_main(); /* a job's session daemon, started by the node's daemon */
+    }
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--bootstrap-stdin")) {
             bootstrap_stdin = true;

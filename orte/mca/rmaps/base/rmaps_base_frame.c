@@ -161,6 +161,23 @@ int orte_rmaps_base_map_job(const orte_rmaps_job_t *job, orte_rmaps_emit_fn_t em
         rc = orte_rmaps_base_report("too-many-processes", (unsigned long long) total);
         goto out;
     }
+    if (NULL != job->planned) {
+        uint32_t *per_node = calloc(job->num_nodes, sizeof(*per_node));
+        if (NULL == per_node) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+        for (uint32_t a = 0; a < job->num_apps; ++a) {
+            for (uint32_t n = 0; n < job->num_nodes; ++n) {
+                per_node[n] += plans[a].counts[n];
+            }
+        }
+        rc = job->planned((uint32_t) total, per_node, cbdata);
+        free(per_node);
+        if (HERD_SUCCESS != rc) {
+            goto out;
+        }
+    }
     for (uint32_t a = 0; a < job->num_apps && HERD_SUCCESS == rc; ++a) {
         rc = orte_rmaps_base_emit_plan(&ctx, &plans[a], &next_rank, emit, cbdata);
     }

@@ -1,0 +1,851 @@
+/* herdrun's side of a job (orte/runtime/launch.h): plan the job to learn which nodes take part
+ * and to report an impossible map before anything starts, broadcast the app context, then
+ * serve as vpid 0 of the job's overlay: print output and failures, forward signals, enforce
+ * --timeout, print the usage report. */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "orte/mca/grpcomm/grpcomm.h"
+#include "orte/mca/odls/odls.h"
+#include "orte/mca/overlay/overlay.h"
+#include "orte/mca/rmaps/rmaps.h"
+#include "orte/runtime/jobmap.h"
+#include "orte/runtime/launch.h"
+#include "orte/runtime/session.h"
+#include "orte/util/radix.h"
+
+typedef struct job {
+    orte_dvm_t *dvm;
+    opal_event_base_t *base;
+    orte_job_spec_t *spec;
+    orte_job_launch_t launch;
+    const orte_launch_options_t *options;
+    const char **candidate_names; /* by candidate index */
+    uint32_t size;                /* participants + 1 */
+
+    const orte_overlay_module_t *ovl;
+    orte_overlay_t *overlay;
+    const orte_grpcomm_module_t *gc;
+    orte_grpcomm_t *grpcomm;
+
+    bool *eof; /* by vpid */
+    uint32_t num_eof;
+    bool report_received;
+    bool start_failed;
+    bool aborting;
+    bool finished;
+    int signals;
+    int exit_status;
+    int grace_ms;
+    orte_proc_record_t *report;
+    uint32_t num_report;
+    uint32_t num_failures;
+    opal_event_t *timeout_timer;
+    opal_event_t *grace_timer;
+    opal_event_t *deadline_timer;
+    struct timespec started;
+} job_t;
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void job_finish(job_t *job)
+{
+    if (job->finished) {
+        return;
+    }
+    job->finished = true;
+    opal_event_base_stop(job->base);
+}
+
+static void check_finished(job_t *job)
+{
+    if (job->num_eof + 1 >= job->size && (job->report_received || job->start_failed)) {
+        job_finish(job);
+    }
+}
+
+static void deadline_cb(int fd, short what, void *arg)
+{
+    job_t *job = arg;
+    opal_output(OPAL_OUTPUT_STDERR, "herdrun: %u of %u session daemons did not report after the "
+                "abort; giving up on them (their daemons remove them)",
+                job->size - 1 - job->num_eof, job->size - 1);
+    job_finish(job);
+}
+
+static void arm(opal_event_t *timer, double seconds)
+{
+    struct timeval tv = {.tv_sec = (time_t) seconds,
+                         .tv_usec = (suseconds_t) ((seconds - (double) (time_t) seconds) * 1e6)};
+    opal_event_del(timer);
+    opal_event_add(timer, &tv);
+}
+
+static void send_all(job_t *job, uint16_t tag, int32_t value)
+{
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_int32(&buffer, value)) {
+        for (orte_vpid_t v = 1; v < job->size; ++v) {
+            if (!job->eof[v]) {
+                job->ovl->send(job->overlay, v, tag, buffer.base, buffer.used);
+            }
+        }
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+/* Kill the whole job (after grace_ms), and stop waiting for daemons that cannot answer. */
+static void job_abort(job_t *job, int grace_ms)
+{
+    job->aborting = true;
+    send_all(job, ORTE_SESSION_TAG_ABORT, grace_ms);
+    arm(job->deadline_timer, (grace_ms > 0 ? grace_ms / 1000.0 : 0.0) + 5.0);
+}
+
+static const char *node_name(const job_t *job, uint32_t candidate)
+{
+    return candidate < job->launch.num_candidates ? job->candidate_names[candidate] : "?";
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* messages from the session daemons */
+
+static void recv_output(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    const uint8_t *bytes = data;
+    if (length < 1 || (1 != bytes[0] && 2 != bytes[0])) {
+        return;
+    }
+    int fd = (1 == bytes[0]) ? STDOUT_FILENO : STDERR_FILENO;
+    size_t done = 1;
+    while (done < length) {
+        ssize_t n = write(fd, bytes + done, length - done);
+        if (n < 0 && EINTR == errno) {
+            continue;
+        }
+        if (n <= 0) {
+            return; /* our output is gone (closed pipe): nothing to do about it */
+        }
+        done += (size_t) n;
+    }
+}
+
+static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                         size_t length, void *arg)
+{
+    job_t *job = arg;
+    opal_buffer_t buffer;
+    uint32_t action = 0;
+    orte_proc_record_t r;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS != opal_buffer_load(&buffer, data, length) ||
+        HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &action) ||
+        HERD_SUCCESS != orte_proc_record_unpack(&buffer, &r)) {
+        opal_buffer_destruct(&buffer);
+        opal_output(OPAL_OUTPUT_STDERR, "herdrun: ignoring a malformed failure report from "
+                                        "session daemon %u", src);
+        return;
+    }
+    opal_buffer_destruct(&buffer);
+    job->num_failures++;
+    if (job->aborting && job->signals > 0) {
+        return; /* we asked for it */
+    }
+    char how[160];
+    orte_proc_record_describe(&r, how, sizeof(how));
+    const char *then = (2u == action) ? "; the job goes on without it (errmgr continue)" : "";
+    if (ORTE_PROC_LOST == r.state) {
+        fprintf(stderr, "herdrun: job %s: the session daemon on node %s was lost; its processes "
+                        "are gone%s\n", job->spec->jobid, node_name(job, r.node), then);
+    } else if (UINT32_MAX == r.rank) {
+        fprintf(stderr, "herdrun: job %s: the session daemon on node %s could not map the job\n",
+                job->spec->jobid, node_name(job, r.node));
+    } else if (r.pid > 0) {
+        fprintf(stderr, "herdrun: job %s: rank %u on node %s (pid %d) %s%s\n", job->spec->jobid,
+                r.rank, node_name(job, r.node), (int) r.pid, how, then);
+    } else {
+        fprintf(stderr, "herdrun: job %s: rank %u on node %s %s%s\n", job->spec->jobid, r.rank,
+                node_name(job, r.node), how, then);
+    }
+    fflush(stderr);
+    if (0 == job->exit_status) {
+        job->exit_status = orte_proc_record_status(&r);
+    }
+    if (1u == action && !job->aborting) {
+        /* the shepherd is killing the job: stop waiting for it after the grace */
+        job->aborting = true;
+        arm(job->deadline_timer, (job->grace_ms > 0 ? job->grace_ms / 1000.0 : 0.0) + 5.0);
+    }
+}
+
+static void recv_report(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    job_t *job = arg;
+    opal_buffer_t buffer;
+    int32_t status = 0;
+    uint32_t n = 0;
+    opal_buffer_init(&buffer);
+    if (job->report_received || HERD_SUCCESS != opal_buffer_load(&buffer, data, length) ||
+        HERD_SUCCESS != opal_buffer_unpack_int32(&buffer, &status) ||
+        HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &n) ||
+        n > opal_buffer_remaining(&buffer)) {
+        opal_buffer_destruct(&buffer);
+        return;
+    }
+    job->report = calloc(n > 0 ? n : 1, sizeof(*job->report));
+    for (uint32_t i = 0; NULL != job->report && i < n; ++i) {
+        if (HERD_SUCCESS != orte_proc_record_unpack(&buffer, &job->report[i])) {
+            break;
+        }
+        job->num_report = i + 1;
+    }
+    opal_buffer_destruct(&buffer);
+    if (0 == job->exit_status && 0 != status) {
+        job->exit_status = status;
+    }
+    job->report_received = true;
+    check_finished(job);
+}
+
+static void recv_eof(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                     size_t length, void *arg)
+{
+    job_t *job = arg;
+    if (src > 0 && src < job->size && !job->eof[src]) {
+        job->eof[src] = true;
+        job->num_eof++;
+        check_finished(job);
+    }
+}
+
+static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const char *reason,
+                    void *arg)
+{
+    job_t *job = arg;
+    if (job->finished || peer == 0 || peer >= job->size) {
+        return;
+    }
+    /* everything below it is cut off too */
+    uint32_t cut = 0;
+    for (orte_vpid_t v = 1; v < job->size; ++v) {
+        bool below = false;
+        for (orte_vpid_t u = v; u > 0 && !below; u = orte_radix_parent(u, job->launch.radix)) {
+            below = (u == peer);
+        }
+        if (below && !job->eof[v]) {
+            job->eof[v] = true;
+            job->num_eof++;
+            cut++;
+        }
+    }
+    if (cut > 0 && !job->start_failed) {
+        fprintf(stderr, "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
+                        "job\n", job->spec->jobid,
+                node_name(job, job->launch.participants[peer - 1]), reason);
+        if (0 == job->exit_status) {
+            job->exit_status = 1;
+        }
+        /* the shepherd may be the one gone: its report will not come */
+        job->report_received = job->report_received || peer == ORTE_SESSION_SHEPHERD;
+        job_abort(job, 0);
+    }
+    check_finished(job);
+}
+
+static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbdata)
+{
+    job_t *job = cbdata;
+    bool ok = HERD_SUCCESS == status;
+    for (uint32_t v = 0; ok && v < result->num_blobs; ++v) {
+        ok = 0 == result->blobs[v].len;
+    }
+    if (!ok) {
+        /* the session daemons printed why (it arrives as their output); nothing started */
+        job->start_failed = true;
+        if (0 == job->exit_status) {
+            job->exit_status = 1;
+        }
+        check_finished(job);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* herdrun's own events */
+
+static void job_error_cb(const char *jobid, const char *node, const char *message, void *arg)
+{
+    job_t *job = arg;
+    fprintf(stderr, "%s", message);
+    if (0 != strcmp(jobid, job->spec->jobid) && 0 != strcmp(jobid, "?")) {
+        return;
+    }
+    if (0 == job->exit_status) {
+        job->exit_status = 1;
+    }
+    job->start_failed = true;
+    job_abort(job, 0);
+}
+
+static void grace_cb(int fd, short what, void *arg)
+{
+    job_abort(arg, 0);
+}
+
+static void signal_cb(int signo, void *arg)
+{
+    job_t *job = arg;
+    if (job->finished) {
+        return;
+    }
+    job->signals++;
+    if (0 == job->exit_status) {
+        job->exit_status = 128 + signo;
+    }
+    if (job->signals > 1) {
+        fprintf(stderr, "herdrun: %s again: killing job %s now\n", strsignal(signo),
+                job->spec->jobid);
+        job_abort(job, 0);
+        return;
+    }
+    fprintf(stderr, "herdrun: %s: forwarding it to job %s (again to kill it at once)\n",
+            strsignal(signo), job->spec->jobid);
+    job->aborting = true;
+    send_all(job, ORTE_SESSION_TAG_SIGNAL, signo);
+    arm(job->grace_timer, job->grace_ms / 1000.0);
+    arm(job->deadline_timer, job->grace_ms / 1000.0 + 5.0);
+}
+
+static void timeout_cb(int fd, short what, void *arg)
+{
+    job_t *job = arg;
+    fprintf(stderr, "herdrun: job %s exceeded --timeout %u s; terminating it\n", job->spec->jobid,
+            job->spec->timeout);
+    job->signals++; /* what the processes do now is our doing */
+    job->exit_status = ORTE_LAUNCH_TIMEOUT_STATUS;
+    job_abort(job, job->grace_ms);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the usage report */
+
+static double seconds_of(uint64_t us)
+{
+    return (double) us / 1e6;
+}
+
+static void print_usage(job_t *job, FILE *out)
+{
+    uint64_t user = 0, sys = 0;
+    int64_t rss = 0;
+    double wall = 0;
+    fprintf(out, "Resource usage of job %s (%u processes):\n", job->spec->jobid,
+             job->num_report);
+    fprintf(out, "  %6s  %-16s %8s  %-22s %9s %9s %9s %10s\n", "rank", "node", "pid", "status",
+            "wall s", "user s", "sys s", "maxrss MB");
+    for (uint32_t i = 0; i < job->num_report; ++i) {
+        const orte_proc_record_t *r = &job->report[i];
+        char how[64];
+        if (ORTE_PROC_EXITED != r->state) {
+            snprintf(how, sizeof(how), "%s", ORTE_PROC_LOST == r->state ? "lost" : "not started");
+        } else if (r->signaled) {
+            snprintf(how, sizeof(how), "signal %d%s", r->signo, r->aborted ? " (aborted)" : "");
+        } else {
+            snprintf(how, sizeof(how), "exit %d", r->exit_code);
+        }
+        fprintf(out, "  %6u  %-16s %8d  %-22s %9.3f %9.3f %9.3f %10.1f\n", r->rank,
+                node_name(job, r->node), (int) r->pid, how, (double) r->wall_ns / 1e9,
+                seconds_of(r->user_us), seconds_of(r->sys_us), (double) r->max_rss_kb / 1024.0);
+    }
+    fprintf(out, "  per node:\n");
+    for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
+        uint64_t nu = 0, ns = 0;
+        int64_t nr = 0;
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < job->num_report; ++i) {
+            if (job->report[i].node == c) {
+                nu += job->report[i].user_us;
+                ns += job->report[i].sys_us;
+                nr += job->report[i].max_rss_kb;
+                count++;
+            }
+        }
+        if (count > 0) {
+            fprintf(out, "    %-16s %6u processes  user %9.3f s  sys %9.3f s  maxrss sum %10.1f MB\n",
+                    node_name(job, c), count, seconds_of(nu), seconds_of(ns),
+                    (double) nr / 1024.0);
+        }
+    }
+    for (uint32_t i = 0; i < job->num_report; ++i) {
+        user += job->report[i].user_us;
+        sys += job->report[i].sys_us;
+        rss += job->report[i].max_rss_kb;
+        if ((double) job->report[i].wall_ns / 1e9 > wall) {
+            wall = (double) job->report[i].wall_ns / 1e9;
+        }
+    }
+    fprintf(out, "  job: %u processes, longest wall %.3f s, user %.3f s, sys %.3f s, maxrss sum "
+                 "%.1f MB, exit status %d\n",
+            job->num_report, wall, seconds_of(user), seconds_of(sys), (double) rss / 1024.0,
+            job->exit_status);
+}
+
+static void json_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *) text; '\0' != *p; ++p) {
+        if ('"' == *p || '\\' == *p) {
+            fprintf(out, "\\%c", *p);
+        } else if (*p < 0x20) {
+            fprintf(out, "\\u%04x", *p);
+        } else {
+            fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static int write_usage_json(job_t *job, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    if (NULL == out) {
+        fprintf(stderr, "herdrun: cannot write the usage report to %s: %s\n", path,
+                strerror(errno));
+        return HERD_ERR_SILENT;
+    }
+    fprintf(out, "{\n  \"jobid\": ");
+    json_string(out, job->spec->jobid);
+    fprintf(out, ",\n  \"exit_status\": %d,\n  \"ranks\": [\n", job->exit_status);
+    for (uint32_t i = 0; i < job->num_report; ++i) {
+        const orte_proc_record_t *r = &job->report[i];
+        fprintf(out, "    {\"rank\": %u, \"node\": ", r->rank);
+        json_string(out, node_name(job, r->node));
+        fprintf(out, ", \"pid\": %d, \"state\": \"%s\", \"exit_code\": %d, \"signal\": %d, "
+                     "\"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"max_rss_kb\": %" PRId64
+                     "}%s\n",
+                (int) r->pid,
+                ORTE_PROC_EXITED == r->state ? (r->signaled ? "signaled" : "exited")
+                : ORTE_PROC_LOST == r->state ? "lost" : "not_started",
+                r->signaled ? 0 : r->exit_code, r->signaled ? r->signo : 0,
+                (double) r->wall_ns / 1e9, seconds_of(r->user_us), seconds_of(r->sys_us),
+                r->max_rss_kb, i + 1 < job->num_report ? "," : "");
+    }
+    fprintf(out, "  ],\n  \"nodes\": [\n");
+    bool first = true;
+    uint64_t tu = 0, ts = 0;
+    int64_t tr = 0;
+    for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
+        uint64_t nu = 0, ns = 0;
+        int64_t nr = 0;
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < job->num_report; ++i) {
+            if (job->report[i].node == c) {
+                nu += job->report[i].user_us;
+                ns += job->report[i].sys_us;
+                nr += job->report[i].max_rss_kb;
+                count++;
+            }
+        }
+        tu += nu;
+        ts += ns;
+        tr += nr;
+        if (0 == count) {
+            continue;
+        }
+        fprintf(out, "%s    {\"node\": ", first ? "" : ",\n");
+        json_string(out, node_name(job, c));
+        fprintf(out, ", \"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
+                     "\"max_rss_kb_sum\": %" PRId64 "}", count, seconds_of(nu), seconds_of(ns), nr);
+        first = false;
+    }
+    fprintf(out, "\n  ],\n  \"job\": {\"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
+                 "\"max_rss_kb_sum\": %" PRId64 "}\n}\n",
+            job->num_report, seconds_of(tu), seconds_of(ts), tr);
+    if (0 != fclose(out)) {
+        fprintf(stderr, "herdrun: cannot write the usage report to %s: %s\n", path,
+                strerror(errno));
+        return HERD_ERR_SILENT;
+    }
+    return HERD_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* planning */
+
+typedef struct {
+    uint32_t *per_node;
+    uint32_t num_nodes;
+    uint32_t total;
+} plan_counts_t;
+
+static int plan_counts(uint32_t num_procs, const uint32_t *per_node, void *cbdata)
+{
+    plan_counts_t *c = cbdata;
+    c->total = num_procs;
+    memcpy(c->per_node, per_node, c->num_nodes * sizeof(*per_node));
+    return HERD_ERR_TAKE_NEXT;
+}
+
+static int never_emitted(const orte_rmaps_proc_t *proc, void *cbdata)
+{
+    return HERD_ERR_BAD_PARAM;
+}
+
+/* Which candidates get processes (and an impossible map reported now, before anything runs). */
+static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *apps)
+{
+    orte_rmaps_job_t mjob = {.nodes = nodes->nodes, .num_nodes = nodes->num, .apps = apps,
+                             .num_apps = job->spec->num_apps,
+                             .explain = 0 != (job->spec->flags & ORTE_JOB_FLAG_EXPLAIN)};
+    plan_counts_t counts = {.per_node = calloc(nodes->num, sizeof(uint32_t)),
+                            .num_nodes = nodes->num};
+    uint32_t num_procs = 0;
+    int rc;
+    if (NULL == counts.per_node) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (job->spec->flags & ORTE_JOB_FLAG_DISPLAY_MAP) {
+        orte_rmaps_map_t *map = NULL;
+        rc = orte_rmaps_base_map_collect(&mjob, &map);
+        if (HERD_SUCCESS == rc) {
+            for (uint32_t i = 0; i < map->num_procs; ++i) {
+                counts.per_node[map->procs[i].node]++;
+            }
+            counts.total = map->num_procs;
+            orte_rmaps_display_map(stdout, &mjob, map);
+            fflush(stdout);
+            orte_rmaps_map_free(map);
+        }
+    } else {
+        mjob.planned = plan_counts;
+        rc = orte_rmaps_base_map_job(&mjob, never_emitted, &counts, &num_procs);
+        if (HERD_ERR_TAKE_NEXT == rc) {
+            rc = HERD_SUCCESS;
+        }
+    }
+    if (HERD_SUCCESS == rc) {
+        job->launch.participants = calloc(nodes->num, sizeof(uint32_t));
+        if (NULL == job->launch.participants) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    for (uint32_t n = 0; HERD_SUCCESS == rc && n < nodes->num; ++n) {
+        if (counts.per_node[n] > 0) {
+            job->launch.participants[job->launch.num_participants++] = n;
+        }
+    }
+    if (HERD_SUCCESS == rc && 0 == job->launch.num_participants) {
+        fprintf(stderr, "herdrun: the job has no processes to start\n");
+        rc = HERD_ERR_SILENT;
+    }
+    free(counts.per_node);
+    return rc;
+}
+
+/* The nodes the job may use: every DVM node, or those --host names (each must be one). */
+static int choose_candidates(job_t *job)
+{
+    const orte_allocation_t *alloc = orte_dvm_allocation(job->dvm);
+    uint32_t n = alloc->num_nodes;
+    job->launch.node_index = calloc(n, sizeof(uint32_t));
+    job->launch.slots = calloc(n, sizeof(uint32_t));
+    job->launch.max_slots = calloc(n, sizeof(uint32_t));
+    job->candidate_names = calloc(n, sizeof(char *));
+    if (NULL == job->launch.node_index || NULL == job->launch.slots ||
+        NULL == job->launch.max_slots || NULL == job->candidate_names) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (char *const *h = job->spec->hosts; NULL != h && NULL != *h; ++h) {
+        bool known = false;
+        for (uint32_t i = 0; i < n && !known; ++i) {
+            known = 0 == strcmp(alloc->nodes[i].name, *h);
+        }
+        if (!known) {
+            fprintf(stderr, "herdrun: --host names %s, which is not a node of the DVM; use "
+                            "one of its nodes (herd-dvm --display-allocation lists them)\n", *h);
+            return HERD_ERR_SILENT;
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        if (NULL != job->spec->hosts &&
+            opal_argv_find(job->spec->hosts, alloc->nodes[i].name) < 0) {
+            continue;
+        }
+        uint32_t c = job->launch.num_candidates++;
+        job->launch.node_index[c] = i;
+        job->launch.slots[c] = alloc->nodes[i].slots;
+        job->launch.max_slots[c] = alloc->nodes[i].max_slots;
+        job->candidate_names[c] = alloc->nodes[i].name;
+    }
+    return HERD_SUCCESS;
+}
+
+/* The XML of every real topology among the candidates, when they do not all share one (a
+ * session daemon knows its own node's). */
+static int topology_pairs(job_t *job, char ***all_pairs)
+{
+    const char *first_real = NULL;
+    bool several = false;
+    for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
+        const orte_inventory_t *inv = orte_dvm_node_inventory(job->dvm, job->launch.node_index[c]);
+        if (NULL != inv->synthetic) {
+            continue;
+        }
+        if (NULL == first_real) {
+            first_real = inv->signature;
+        } else if (0 != strcmp(first_real, inv->signature)) {
+            several = true;
+        }
+    }
+    /* the root has one XML per signature, on the first node that reported it */
+    const orte_allocation_t *alloc = orte_dvm_allocation(job->dvm);
+    for (uint32_t i = 0; i < alloc->num_nodes; ++i) {
+        const orte_inventory_t *inv = orte_dvm_node_inventory(job->dvm, i);
+        if (NULL == inv->xml || NULL != inv->synthetic) {
+            continue;
+        }
+        if (HERD_SUCCESS != opal_argv_append(all_pairs, inv->signature) ||
+            HERD_SUCCESS != opal_argv_append(all_pairs, inv->xml)) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        if (several && (HERD_SUCCESS != opal_argv_append(&job->launch.xml_pairs, inv->signature) ||
+                        HERD_SUCCESS != opal_argv_append(&job->launch.xml_pairs, inv->xml))) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    return HERD_SUCCESS;
+}
+
+static int grpcomm_send(void *ctx, orte_vpid_t dst, uint16_t tag, const void *data, size_t len)
+{
+    job_t *job = ctx;
+    return job->ovl->send(job->overlay, dst, tag, data, len);
+}
+
+static void grpcomm_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                         size_t length, void *arg)
+{
+    job_t *job = arg;
+    job->gc->deliver(job->grpcomm, src, tag, data, length);
+}
+
+static int open_sink(job_t *job)
+{
+    orte_overlay_config_t config = {.base = job->base, .vpid = 0, .num_daemons = job->size,
+                                    .radix = job->launch.radix, .dvm_id = job->spec->jobid};
+    memcpy(config.secret, job->spec->secret, sizeof(config.secret));
+    job->ovl = orte_overlay_base_module();
+    int rc = job->ovl->init(&config, &job->overlay);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    job->ovl->set_lost_callback(job->overlay, lost_cb, job);
+    const struct {
+        uint16_t tag;
+        orte_overlay_recv_cb_t cb;
+    } handlers[] = {{ORTE_SESSION_TAG_OUTPUT, recv_output},
+                    {ORTE_SESSION_TAG_FAILURE, recv_failure},
+                    {ORTE_SESSION_TAG_REPORT, recv_report},
+                    {ORTE_SESSION_TAG_EOF, recv_eof}};
+    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
+        rc = job->ovl->register_recv(job->overlay, handlers[i].tag, handlers[i].cb, job);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    job->gc = orte_grpcomm_base_module();
+    orte_grpcomm_transport_t transport = {.me = 0, .num_daemons = job->size,
+                                          .radix = job->launch.radix, .send = grpcomm_send,
+                                          .ctx = job};
+    rc = job->gc->create(&transport, &job->grpcomm);
+    for (uint16_t t = 0; HERD_SUCCESS == rc && t < ORTE_GRPCOMM_NUM_TAGS; ++t) {
+        rc = job->ovl->register_recv(job->overlay, (uint16_t) (ORTE_GRPCOMM_TAG_BASE + t),
+                                     grpcomm_recv, job);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = job->ovl->listen(job->overlay, &job->spec->sink_uri);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = job->gc->allgather(job->grpcomm, ORTE_SESSION_COLL_CHECK, NULL, 0, check_cb, job);
+    }
+    return rc;
+}
+
+int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_options_t *options,
+                    int *exit_status)
+{
+    job_t job_storage, *job = &job_storage;
+    orte_jobmap_nodes_t nodes;
+    orte_rmaps_app_t *apps = NULL;
+    orte_inventory_t **inventories = NULL;
+    char **all_pairs = NULL;
+    opal_buffer_t message;
+    int rc;
+
+    memset(job, 0, sizeof(*job));
+    memset(&nodes, 0, sizeof(nodes));
+    opal_buffer_init(&message);
+    clock_gettime(CLOCK_MONOTONIC, &job->started);
+    job->dvm = dvm;
+    job->base = orte_dvm_event_base(dvm);
+    job->spec = spec;
+    job->options = options;
+    job->launch.spec = spec;
+    job->launch.radix = orte_dvm_radix(dvm);
+    job->grace_ms = (spec->kill_grace_ms >= 0) ? spec->kill_grace_ms
+                                               : orte_odls_base_kill_grace_ms();
+    spec->kill_grace_ms = job->grace_ms;
+
+    spec->seq = orte_dvm_next_job_seq(dvm);
+    char jobid[128];
+    snprintf(jobid, sizeof(jobid), "%s.%u", orte_dvm_id(dvm), spec->seq);
+    free(spec->jobid);
+    spec->jobid = strdup(jobid);
+    if (NULL == spec->jobid ||
+        sizeof(spec->secret) != getrandom(spec->secret, sizeof(spec->secret), 0)) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+
+    if (HERD_SUCCESS != (rc = choose_candidates(job)) ||
+        HERD_SUCCESS != (rc = topology_pairs(job, &all_pairs))) {
+        goto out;
+    }
+    inventories = calloc(job->launch.num_candidates, sizeof(*inventories));
+    if (NULL == inventories) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
+        inventories[c] = (orte_inventory_t *) orte_dvm_node_inventory(dvm,
+                                                                      job->launch.node_index[c]);
+    }
+    if (HERD_SUCCESS != (rc = orte_rmaps_base_open())) {
+        fprintf(stderr, "herdrun: no mapper (rmaps component) is available: %s\n",
+                opal_strerror(rc));
+        rc = HERD_ERR_SILENT;
+        goto out;
+    }
+    if (HERD_SUCCESS != (rc = orte_jobmap_nodes_build(inventories, job->launch.slots,
+                                                      job->launch.max_slots,
+                                                      job->launch.num_candidates, all_pairs,
+                                                      &nodes)) ||
+        HERD_SUCCESS != (rc = orte_jobmap_apps(spec, &apps)) ||
+        HERD_SUCCESS != (rc = plan_job(job, &nodes, apps))) {
+        goto out;
+    }
+    job->size = job->launch.num_participants + 1;
+    job->eof = calloc(job->size, sizeof(*job->eof));
+    if (NULL == job->eof) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    bool launching = 0 == (spec->flags & ORTE_JOB_FLAG_DO_NOT_LAUNCH);
+    if (launching && HERD_SUCCESS != (rc = open_sink(job))) {
+        fprintf(stderr, "herdrun: cannot open the job's endpoint: %s\n", opal_strerror(rc));
+        rc = HERD_ERR_SILENT;
+        goto out;
+    }
+    if (HERD_SUCCESS != (rc = orte_job_launch_pack(&message, &job->launch))) {
+        goto out;
+    }
+    if (options->verbose > 0) {
+        printf("launch message: %zu bytes (%u app%s, %u candidate nodes, %u with processes)\n",
+               message.used, spec->num_apps, 1 == spec->num_apps ? "" : "s",
+               job->launch.num_candidates, job->launch.num_participants);
+        fflush(stdout);
+    }
+    if (!launching) {
+        *exit_status = 0;
+        rc = HERD_SUCCESS;
+        goto out;
+    }
+    if (HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, deadline_cb, job,
+                                                      &job->deadline_timer)) ||
+        HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, grace_cb, job,
+                                                      &job->grace_timer)) ||
+        HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, timeout_cb, job,
+                                                      &job->timeout_timer))) {
+        goto out;
+    }
+    if (spec->timeout > 0) {
+        arm(job->timeout_timer, (double) spec->timeout);
+    }
+    orte_dvm_root_set_job_error_cb(dvm, job_error_cb, job);
+    orte_dvm_root_set_signal_cb(dvm, signal_cb, job);
+    rc = orte_dvm_root_command(dvm, ORTE_DVM_CMD_LAUNCH, message.base, message.used);
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "herdrun: cannot send the launch to the DVM: %s\n", opal_strerror(rc));
+        rc = HERD_ERR_SILENT;
+        goto out;
+    }
+    opal_event_base_loop(job->base, false);
+    orte_dvm_root_set_job_error_cb(dvm, NULL, NULL);
+    orte_dvm_root_set_signal_cb(dvm, NULL, NULL);
+    if (!job->finished) {
+        /* the loop ended under us: the DVM failed (it said why) and took the job with it */
+        if (0 == job->exit_status) {
+            job->exit_status = 1;
+        }
+    }
+    if ((spec->flags & ORTE_JOB_FLAG_REPORT_USAGE) && job->report_received) {
+        fflush(stdout);
+        print_usage(job, stdout);
+        fflush(stdout);
+        if (NULL != options->report_usage_file &&
+            HERD_SUCCESS != write_usage_json(job, options->report_usage_file) &&
+            0 == job->exit_status) {
+            job->exit_status = 1;
+        }
+    }
+    *exit_status = job->exit_status;
+    rc = HERD_SUCCESS;
+
+out:
+    if (NULL != job->overlay) {
+        /* goodbye: every session daemon sees its parent leave in order and exits */
+        job->ovl->finalize(job->overlay);
+        job->overlay = NULL;
+        opal_event_base_poll(job->base);
+    }
+    if (NULL != job->grpcomm) {
+        job->gc->destroy(job->grpcomm);
+    }
+    if (NULL != job->deadline_timer) {
+        opal_event_free(job->deadline_timer);
+    }
+    if (NULL != job->grace_timer) {
+        opal_event_free(job->grace_timer);
+    }
+    if (NULL != job->timeout_timer) {
+        opal_event_free(job->timeout_timer);
+    }
+    opal_buffer_destruct(&message);
+    orte_jobmap_nodes_destruct(&nodes);
+    orte_rmaps_base_close();
+    free(apps);
+    free(inventories);
+    opal_argv_free(all_pairs);
+    free(job->eof);
+    free(job->report);
+    free(job->candidate_names);
+    free(job->launch.node_index);
+    free(job->launch.slots);
+    free(job->launch.max_slots);
+    free(job->launch.participants);
+    opal_argv_free(job->launch.xml_pairs);
+    return rc;
+}

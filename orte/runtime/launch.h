@@ -1,0 +1,24 @@
+/* Running one job on a DVM from its root (herdrun): plan it, broadcast the launch, then be the
+ * job's sink (output, failures, the shepherd's report) until it ends. */
+#ifndef ORTE_RUNTIME_LAUNCH_H
+#define ORTE_RUNTIME_LAUNCH_H
+
+#include "orte/runtime/dvm.h"
+#include "orte/runtime/job.h"
+
+/* What herdrun exits with when --timeout expires (as timeout(1) does). */
+#define ORTE_LAUNCH_TIMEOUT_STATUS 124
+
+typedef struct orte_launch_options {
+    const char *report_usage_file; /* --report-usage=FILE: the JSON report; NULL: none */
+    int verbose;
+} orte_launch_options_t;
+
+/* Run spec (its jobid, seq, secret and sink are filled here) on dvm and wait for it to end.
+ * Everything the user must know is printed here. *exit_status: what herdrun exits with (0, a
+ * failed process's status, 128 + a signal, ORTE_LAUNCH_TIMEOUT_STATUS, or 1). Returns
+ * HERD_SUCCESS when the job ran (whatever its status), else an error (already reported). */
+OPAL_EXPORT int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec,
+                                const orte_launch_options_t *options, int *exit_status);
+
+#endif /* ORTE_RUNTIME_LAUNCH_H */

@@ -1,0 +1,1124 @@
+/* The session daemon (herdd --session): one per job and node, started by the node's daemon.
+ * It maps the whole job itself, fills the node's job database, starts and watches the local
+ * processes, and talks only to the job's other session daemons and herdrun. The first one (the
+ * shepherd) runs the error manager and gathers exit statuses and resource usage. */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "orte/mca/errmgr/errmgr.h"
+#include "orte/mca/grpcomm/grpcomm.h"
+#include "orte/mca/odls/odls.h"
+#include "orte/mca/overlay/overlay.h"
+#include "orte/mca/rmaps/rmaps.h"
+#include "orte/runtime/dvm.h"
+#include "orte/runtime/job.h"
+#include "orte/runtime/jobdb.h"
+#include "orte/runtime/jobmap.h"
+#include "orte/runtime/session.h"
+#include "orte/util/radix.h"
+
+typedef struct session {
+    opal_event_base_t *base;
+    orte_job_launch_t *launch;
+    const orte_job_spec_t *spec;
+    char *node_name;
+    uint32_t my_candidate;
+    orte_vpid_t vpid;
+    uint32_t size; /* participants + herdrun */
+    orte_inventory_t **inventories; /* per candidate */
+    orte_jobmap_nodes_t nodes;
+    orte_rmaps_app_t *apps;
+
+    const orte_overlay_module_t *ovl;
+    orte_overlay_t *overlay;
+    const orte_grpcomm_module_t *gc;
+    orte_grpcomm_t *grpcomm;
+    const orte_odls_module_t *odls;
+    orte_odls_t *procs;
+    orte_jobdb_t *db;
+
+    int out_pipe[2]; /* our stdout and stderr (and the processes'), forwarded to herdrun */
+    int err_pipe[2];
+    opal_event_t *out_event;
+    opal_event_t *err_event;
+    int signal_pipe[2];
+    opal_event_t *signal_event;
+
+    char **proc_env; /* what every process starts from */
+    uint32_t num_procs;
+    uint32_t local_size;
+    uint32_t launched;
+    orte_proc_record_t *records; /* the local processes, in rank order */
+    uint32_t num_records;
+    bool mapping_done;
+    bool aborting;
+    bool done_sent;
+    bool stop;
+    int status;
+
+    /* shepherd */
+    const orte_errmgr_module_t *errmgr;
+    bool *finished; /* by vpid: done, or lost */
+    uint32_t num_finished;
+    orte_proc_record_t *collected;
+    size_t num_collected;
+    size_t cap_collected;
+    bool job_aborting;
+    bool reported;
+    int job_status;
+} session_t;
+
+static int signal_fd = -1;
+
+static void on_signal(int signo)
+{
+    int saved = errno;
+    unsigned char byte = (unsigned char) signo;
+    if (signal_fd >= 0) {
+        ssize_t ignored = write(signal_fd, &byte, 1);
+        (void) ignored;
+    }
+    errno = saved;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* records */
+
+int orte_proc_record_pack(opal_buffer_t *b, const orte_proc_record_t *r)
+{
+    int rc;
+    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->rank)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->node)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->app)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_int32(b, r->pid)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint8(b, r->state)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_bool(b, r->signaled)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_bool(b, r->aborted)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_int32(b, r->exit_code)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_int32(b, r->signo)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->wall_ns)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->user_us)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->sys_us)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_int64(b, r->max_rss_kb))) {
+        return rc;
+    }
+    return HERD_SUCCESS;
+}
+
+int orte_proc_record_unpack(opal_buffer_t *b, orte_proc_record_t *out)
+{
+    orte_proc_record_t r;
+    int64_t rss = 0;
+    int rc;
+    memset(&r, 0, sizeof(r));
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.rank)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.node)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.app)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &r.pid)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint8(b, &r.state)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_bool(b, &r.signaled)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_bool(b, &r.aborted)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &r.exit_code)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &r.signo)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.wall_ns)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.user_us)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.sys_us)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int64(b, &rss))) {
+        return rc;
+    }
+    if (r.state > ORTE_PROC_LOST || (r.signaled && (r.signo <= 0 || r.signo >= 128))) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    r.max_rss_kb = rss;
+    *out = r;
+    return HERD_SUCCESS;
+}
+
+bool orte_proc_record_failed(const orte_proc_record_t *r)
+{
+    return ORTE_PROC_EXITED != r->state || r->signaled || 0 != r->exit_code;
+}
+
+int orte_proc_record_status(const orte_proc_record_t *r)
+{
+    if (ORTE_PROC_EXITED != r->state) {
+        return 1;
+    }
+    if (r->signaled) {
+        return 128 + r->signo;
+    }
+    return r->exit_code;
+}
+
+void orte_proc_record_describe(const orte_proc_record_t *r, char *text, size_t size)
+{
+    if (ORTE_PROC_START_FAILED == r->state) {
+        snprintf(text, size, "could not be started");
+    } else if (ORTE_PROC_LOST == r->state) {
+        snprintf(text, size, "was lost with its node's session daemon");
+    } else if (r->signaled) {
+        snprintf(text, size, "was killed by signal %d (%s)", r->signo, strsignal(r->signo));
+    } else {
+        snprintf(text, size, "exited with status %d", r->exit_code);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* sending */
+
+static void send_buffer(session_t *s, orte_vpid_t dst, uint16_t tag, opal_buffer_t *buffer)
+{
+    int rc = s->ovl->send(s->overlay, dst, tag, buffer->base, buffer->used);
+    if (HERD_SUCCESS != rc) {
+        opal_output(OPAL_OUTPUT_STDERR, "session daemon on %s: cannot reach vpid %u: %s",
+                    s->node_name, dst, opal_strerror(rc));
+    }
+}
+
+static void send_record(session_t *s, orte_vpid_t dst, uint16_t tag, bool with_action,
+                        uint32_t action, const orte_proc_record_t *record)
+{
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if ((!with_action || HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, action)) &&
+        HERD_SUCCESS == orte_proc_record_pack(&buffer, record)) {
+        send_buffer(s, dst, tag, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+/* Forward what is waiting in one of our output pipes. */
+static void drain_pipe(session_t *s, int fd, uint8_t stream)
+{
+    uint8_t chunk[65536 + 1];
+    for (;;) {
+        ssize_t n = read(fd, chunk + 1, sizeof(chunk) - 1);
+        if (n < 0 && EINTR == errno) {
+            continue;
+        }
+        if (n <= 0) {
+            return;
+        }
+        chunk[0] = stream;
+        if (NULL != s->overlay) {
+            s->ovl->send(s->overlay, 0, ORTE_SESSION_TAG_OUTPUT, chunk, (size_t) n + 1);
+        }
+    }
+}
+
+static void output_cb(int fd, short what, void *arg)
+{
+    session_t *s = arg;
+    drain_pipe(s, fd, fd == s->out_pipe[0] ? 1 : 2);
+}
+
+/* Every local process has exited and mapping is over: report to the shepherd, then tell
+ * herdrun that nothing more comes from here (after our last output, on the same route). */
+static void finish_local(session_t *s)
+{
+    if (s->done_sent || !s->mapping_done || (NULL != s->procs && s->odls->num_alive(s->procs) > 0)) {
+        return;
+    }
+    s->done_sent = true;
+    fflush(stdout);
+    fflush(stderr);
+    drain_pipe(s, s->out_pipe[0], 1);
+    drain_pipe(s, s->err_pipe[0], 2);
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    int rc = opal_buffer_pack_uint32(&buffer, s->num_records);
+    for (uint32_t i = 0; HERD_SUCCESS == rc && i < s->num_records; ++i) {
+        rc = orte_proc_record_pack(&buffer, &s->records[i]);
+    }
+    if (HERD_SUCCESS == rc) {
+        send_buffer(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_DONE, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, s->launched)) {
+        send_buffer(s, 0, ORTE_SESSION_TAG_EOF, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+static orte_proc_record_t *find_record(session_t *s, uint32_t rank)
+{
+    uint32_t lo = 0, hi = s->num_records;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->records[mid].rank == rank) {
+            return &s->records[mid];
+        }
+        if (s->records[mid].rank < rank) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the shepherd */
+
+static void shepherd_abort(session_t *s)
+{
+    if (s->job_aborting) {
+        return;
+    }
+    s->job_aborting = true;
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_int32(&buffer, s->spec->kill_grace_ms)) {
+        for (orte_vpid_t v = 1; v < s->size; ++v) {
+            if (!s->finished[v]) {
+                s->ovl->send(s->overlay, v, ORTE_SESSION_TAG_ABORT, buffer.base, buffer.used);
+            }
+        }
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+static void shepherd_maybe_report(session_t *s)
+{
+    if (s->reported || s->num_finished + 1 < s->size) {
+        return;
+    }
+    s->reported = true;
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    int rc = opal_buffer_pack_int32(&buffer, s->job_status);
+    if (HERD_SUCCESS == rc) {
+        rc = opal_buffer_pack_uint32(&buffer, (uint32_t) s->num_collected);
+    }
+    for (size_t i = 0; HERD_SUCCESS == rc && i < s->num_collected; ++i) {
+        rc = orte_proc_record_pack(&buffer, &s->collected[i]);
+    }
+    if (HERD_SUCCESS == rc) {
+        send_buffer(s, 0, ORTE_SESSION_TAG_REPORT, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+static int collect(session_t *s, const orte_proc_record_t *record)
+{
+    if (s->num_collected == s->cap_collected) {
+        size_t cap = s->cap_collected ? 2 * s->cap_collected : 64;
+        orte_proc_record_t *grown = realloc(s->collected, cap * sizeof(*grown));
+        if (NULL == grown) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        s->collected = grown;
+        s->cap_collected = cap;
+    }
+    s->collected[s->num_collected++] = *record;
+    return HERD_SUCCESS;
+}
+
+/* A failure reached the shepherd: ask the error manager, tell herdrun, act. */
+static void shepherd_failure(session_t *s, const orte_proc_record_t *record)
+{
+    if (s->job_aborting || record->aborted) {
+        return; /* a consequence of the abort, not a failure of its own */
+    }
+    const char *node = (record->node < s->nodes.num) ? s->nodes.nodes[record->node].name : "?";
+    orte_errmgr_failure_t failure = {
+        .event = ORTE_PROC_LOST == record->state           ? ORTE_ERRMGR_DAEMON_LOST
+                 : ORTE_PROC_START_FAILED == record->state ? ORTE_ERRMGR_PROC_START_FAILED
+                                                           : ORTE_ERRMGR_PROC_FAILED,
+        .rank = record->rank,
+        .node = node,
+        .pid = record->pid,
+        .signaled = record->signaled,
+        .exit_code = record->exit_code,
+        .signo = record->signo,
+    };
+    orte_errmgr_action_t action = s->errmgr->decide(&failure);
+    if (0 == s->job_status) {
+        s->job_status = orte_proc_record_status(record);
+    }
+    send_record(s, 0, ORTE_SESSION_TAG_FAILURE, true, (uint32_t) action, record);
+    if (ORTE_ERRMGR_ABORT_JOB == action) {
+        shepherd_abort(s);
+    }
+}
+
+/* vpid (and everything below it in the tree) will not report: count it as finished. */
+static void shepherd_lost(session_t *s, orte_vpid_t lost, const char *reason)
+{
+    for (orte_vpid_t v = 1; v < s->size; ++v) {
+        bool below = false;
+        for (orte_vpid_t u = v; u > 0 && !below; u = orte_radix_parent(u, s->launch->radix)) {
+            below = (u == lost);
+        }
+        if (below && !s->finished[v]) {
+            s->finished[v] = true;
+            s->num_finished++;
+        }
+    }
+    orte_proc_record_t record = {.rank = UINT32_MAX, .state = ORTE_PROC_LOST, .exit_code = 1};
+    if (lost > 0 && lost - 1 < s->launch->num_participants) {
+        record.node = s->launch->participants[lost - 1];
+    }
+    opal_output_verbose(1, OPAL_OUTPUT_STDERR, "shepherd: session daemon %u lost: %s", lost,
+                        reason);
+    shepherd_failure(s, &record);
+    shepherd_maybe_report(s);
+}
+
+static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                         size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    orte_proc_record_t record;
+    opal_buffer_init(&buffer);
+    if (ORTE_SESSION_SHEPHERD == s->vpid && HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == orte_proc_record_unpack(&buffer, &record)) {
+        shepherd_failure(s, &record);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+static void recv_done(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                      size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    uint32_t n = 0;
+    opal_buffer_init(&buffer);
+    if (ORTE_SESSION_SHEPHERD != s->vpid || src == 0 || src >= s->size || s->finished[src] ||
+        HERD_SUCCESS != opal_buffer_load(&buffer, data, length) ||
+        HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &n)) {
+        opal_buffer_destruct(&buffer);
+        return;
+    }
+    bool keep_all = 0 != (s->spec->flags & ORTE_JOB_FLAG_REPORT_USAGE);
+    for (uint32_t i = 0; i < n; ++i) {
+        orte_proc_record_t record;
+        if (HERD_SUCCESS != orte_proc_record_unpack(&buffer, &record)) {
+            break;
+        }
+        if (keep_all || orte_proc_record_failed(&record)) {
+            collect(s, &record);
+        }
+    }
+    opal_buffer_destruct(&buffer);
+    s->finished[src] = true;
+    s->num_finished++;
+    shepherd_maybe_report(s);
+}
+
+static void recv_lost(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                      size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    uint32_t vpid = 0;
+    char *reason = NULL;
+    opal_buffer_init(&buffer);
+    if (ORTE_SESSION_SHEPHERD == s->vpid && HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == opal_buffer_unpack_uint32(&buffer, &vpid) &&
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &reason) && vpid > 0 &&
+        vpid < s->size) {
+        shepherd_lost(s, vpid, NULL != reason ? reason : "");
+    }
+    free(reason);
+    opal_buffer_destruct(&buffer);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* every session daemon */
+
+static void recv_abort(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                       size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    int32_t grace = -1;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_load(&buffer, data, length)) {
+        opal_buffer_unpack_int32(&buffer, &grace);
+    }
+    opal_buffer_destruct(&buffer);
+    s->aborting = true;
+    if (NULL != s->procs) {
+        s->odls->kill_all(s->procs, grace < 0 ? ORTE_ODLS_KILL_GRACE_DEFAULT : grace);
+    }
+    finish_local(s);
+}
+
+static void recv_signal(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    int32_t signo = 0;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == opal_buffer_unpack_int32(&buffer, &signo) && signo > 0 && signo < 65 &&
+        NULL != s->procs) {
+        /* the processes were told to stop: what they do now is not a failure of their own */
+        if (SIGINT == signo || SIGTERM == signo || SIGHUP == signo) {
+            s->aborting = true;
+        }
+        s->odls->signal(s->procs, signo);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+static void stop_loop(session_t *s)
+{
+    s->stop = true;
+    opal_event_base_stop(s->base);
+}
+
+static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const char *reason,
+                    void *arg)
+{
+    session_t *s = arg;
+    if (peer == orte_radix_parent(s->vpid, s->launch->radix)) {
+        /* herdrun closed the job (or the route to it is gone): nothing left to do here */
+        if (HERD_SUCCESS != status) {
+            s->status = HERD_ERR_UNREACH;
+        }
+        stop_loop(s);
+        return;
+    }
+    if (ORTE_SESSION_SHEPHERD == s->vpid) {
+        shepherd_lost(s, peer, reason);
+        return;
+    }
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, peer) &&
+        HERD_SUCCESS == opal_buffer_pack_string(&buffer, reason)) {
+        send_buffer(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_LOST, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdata)
+{
+    session_t *s = cbdata;
+    orte_proc_record_t *r = find_record(s, rank);
+    if (NULL == r) {
+        return;
+    }
+    r->signaled = info->signaled;
+    r->exit_code = info->exit_code;
+    r->signo = info->signo;
+    r->wall_ns = info->wall_ns;
+    r->user_us = (uint64_t) info->user_cpu.tv_sec * 1000000u + (uint64_t) info->user_cpu.tv_usec;
+    r->sys_us = (uint64_t) info->sys_cpu.tv_sec * 1000000u + (uint64_t) info->sys_cpu.tv_usec;
+    r->max_rss_kb = info->max_rss_kb;
+    r->aborted = s->aborting;
+    if (orte_proc_record_failed(r) && !s->aborting) {
+        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
+    }
+}
+
+static void all_exited(void *cbdata)
+{
+    finish_local(cbdata);
+}
+
+static void signal_cb(int fd, short what, void *arg)
+{
+    session_t *s = arg;
+    unsigned char signals[16];
+    ssize_t n = read(fd, signals, sizeof(signals));
+    if (n > 0) {
+        /* our daemon is gone or stopping (SIGTERM): the processes go with us */
+        s->status = HERD_ERR_UNREACH;
+        stop_loop(s);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* mapping and launching */
+
+static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata)
+{
+    session_t *s = cbdata;
+    s->num_procs = num_procs;
+    s->local_size = per_node[s->my_candidate];
+    s->records = calloc(s->local_size > 0 ? s->local_size : 1, sizeof(*s->records));
+    if (NULL == s->records) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = orte_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL, &s->db);
+    for (uint32_t n = 0; HERD_SUCCESS == rc && n < s->nodes.num; ++n) {
+        rc = orte_jobdb_set_node(s->db, n, s->nodes.nodes[n].name);
+    }
+    return rc;
+}
+
+static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
+{
+    session_t *s = cbdata;
+    orte_jobdb_proc_t entry = {
+        .rank = proc->rank,
+        .app = proc->app,
+        .node = proc->node,
+        .local_rank = proc->local_rank,
+        .node_rank = proc->node_rank,
+        .bound = proc->bound,
+        .cpuset = proc->cpuset,
+        .locality = proc->locality,
+    };
+    int rc = orte_jobdb_put_proc(s->db, &entry);
+    if (HERD_SUCCESS != rc || proc->node != s->my_candidate) {
+        return rc;
+    }
+    /* one of ours: start it now, while the mapper goes on */
+    const orte_job_app_t *app = &s->spec->apps[proc->app];
+    orte_proc_record_t *r = &s->records[s->num_records++];
+    memset(r, 0, sizeof(*r));
+    r->rank = proc->rank;
+    r->node = proc->node;
+    r->app = proc->app;
+    if (s->spec->flags & ORTE_JOB_FLAG_REPORT_BINDINGS) {
+        char line[512];
+        orte_rmaps_binding_line(s->node_name, proc, line, sizeof(line));
+        fprintf(stderr, "%s%s\n", line,
+                (proc->bound && s->nodes.simulated[proc->node]) ? " [simulated node: not applied]"
+                                                                 : "");
+    }
+    if (s->aborting) {
+        r->state = ORTE_PROC_START_FAILED;
+        r->aborted = true;
+        return HERD_SUCCESS;
+    }
+    char **env = opal_argv_copy(s->proc_env);
+    for (char *const *e = app->env; NULL != e && NULL != *e; ++e) {
+        char *eq = strchr(*e, '=');
+        size_t name_len = (NULL != eq) ? (size_t) (eq - *e) : strlen(*e);
+        /* -x replaces a variable of the same name */
+        for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
+            if (0 == strncmp(env[i], *e, name_len) && '=' == env[i][name_len]) {
+                opal_argv_delete(&env, i, 1);
+                break;
+            }
+        }
+        opal_argv_append(&env, *e);
+    }
+    orte_odls_proc_spec_t spec = {
+        .argv = app->argv,
+        .env = env,
+        .cwd = app->cwd,
+        .cpuset = proc->bound ? proc->cpuset : NULL,
+        .stdin_fd = -1,
+        .stdout_fd = STDOUT_FILENO,
+        .stderr_fd = STDERR_FILENO,
+        .node_name = s->node_name,
+        .simulated = s->nodes.simulated[proc->node],
+        .rank = proc->rank,
+        .size = s->num_procs,
+        .local_rank = proc->local_rank,
+        .local_size = s->local_size,
+        .node_rank = proc->node_rank,
+        .jobid = s->spec->seq,
+        .appnum = proc->app,
+    };
+    rc = s->odls->launch(s->procs, &spec);
+    opal_argv_free(env);
+    if (HERD_SUCCESS != rc) {
+        r->state = ORTE_PROC_START_FAILED;
+        r->exit_code = 1;
+        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
+        s->aborting = true; /* the rest of this node would only be killed again */
+        return HERD_SUCCESS;
+    }
+    s->launched++;
+    return HERD_SUCCESS;
+}
+
+static void map_and_launch(session_t *s)
+{
+    orte_rmaps_job_t job = {
+        .nodes = s->nodes.nodes,
+        .num_nodes = s->nodes.num,
+        .apps = s->apps,
+        .num_apps = s->spec->num_apps,
+        .planned = planned_cb,
+    };
+    uint32_t num_procs = 0;
+    int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
+    if (HERD_SUCCESS == rc && NULL != s->db) {
+        rc = orte_jobdb_finish(s->db);
+    }
+    s->mapping_done = true;
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "session daemon on %s: mapping job %s failed: %s\n", s->node_name,
+                s->spec->jobid, opal_strerror(rc));
+        orte_proc_record_t record = {.rank = UINT32_MAX, .node = s->my_candidate,
+                                     .state = ORTE_PROC_START_FAILED, .exit_code = 1};
+        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, &record);
+        s->aborting = true;
+        if (NULL != s->procs) {
+            s->odls->kill_all(s->procs, 0);
+        }
+    }
+    finish_local(s);
+}
+
+/* Every session daemon's program check is in: go, or stop having started nothing. */
+static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbdata)
+{
+    session_t *s = cbdata;
+    bool ok = HERD_SUCCESS == status;
+    for (uint32_t v = 0; ok && v < result->num_blobs; ++v) {
+        ok = 0 == result->blobs[v].len;
+    }
+    if (!ok) {
+        s->mapping_done = true; /* nothing will be mapped: herdrun reports and closes */
+        finish_local(s);
+        return;
+    }
+    map_and_launch(s);
+}
+
+/* Every program of the job must be there before anything starts. */
+static bool check_programs(session_t *s)
+{
+    bool ok = true;
+    for (uint32_t a = 0; a < s->spec->num_apps; ++a) {
+        const orte_job_app_t *app = &s->spec->apps[a];
+        const char *path = orte_odls_base_env_path(app->env);
+        if (NULL == path) {
+            path = getenv("PATH");
+        }
+        char *resolved = NULL;
+        if (HERD_SUCCESS != orte_odls_base_check_program(app->argv[0], path, app->cwd,
+                                                         s->node_name, &resolved)) {
+            ok = false;
+        }
+        free(resolved);
+        if (NULL != app->cwd && 0 != access(app->cwd, X_OK)) {
+            fprintf(stderr, "herdrun: the working directory %s of app %u (%s) is not usable on "
+                            "node %s: %s. Use --wdir with a directory that exists there.\n",
+                    app->cwd, a, app->argv[0], s->node_name, strerror(errno));
+            ok = false;
+        }
+    }
+    fflush(stderr);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* start-up */
+
+static int read_segment(const char *name, opal_buffer_t *buffer)
+{
+    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    /* ours from now on: gone even if we are killed the next moment */
+    shm_unlink(name);
+    struct stat st;
+    int rc = HERD_ERR_IN_ERRNO;
+    if (0 == fstat(fd, &st) && st.st_size > 0) {
+        void *map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (MAP_FAILED != map) {
+            rc = opal_buffer_load(buffer, map, (size_t) st.st_size);
+            munmap(map, (size_t) st.st_size);
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+static int parse_segment(session_t *s, opal_buffer_t *buffer)
+{
+    uint32_t version = 0, num_candidates = 0;
+    void *launch_bytes = NULL;
+    size_t launch_len = 0;
+    char **own_xml = NULL;
+    size_t num_own = 0;
+    int rc;
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &version))) {
+        return rc;
+    }
+    if (ORTE_SESSION_SEGMENT_VERSION != version) {
+        return HERD_ERR_VERSION_MISMATCH;
+    }
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_string(buffer, &s->node_name)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &s->my_candidate)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_bytes(buffer, &launch_bytes, &launch_len))) {
+        goto out;
+    }
+    opal_buffer_t launch_buffer;
+    opal_buffer_init(&launch_buffer);
+    rc = opal_buffer_load(&launch_buffer, launch_bytes, launch_len);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_job_launch_unpack(&launch_buffer, UINT32_MAX, &s->launch);
+    }
+    opal_buffer_destruct(&launch_buffer);
+    if (HERD_SUCCESS != rc ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &num_candidates))) {
+        goto out;
+    }
+    if (NULL == s->node_name || num_candidates != s->launch->num_candidates ||
+        s->my_candidate >= num_candidates) {
+        rc = HERD_ERR_UNPACK_FAILURE;
+        goto out;
+    }
+    s->spec = s->launch->spec;
+    s->inventories = calloc(num_candidates, sizeof(*s->inventories));
+    if (NULL == s->inventories) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    for (uint32_t c = 0; c < num_candidates; ++c) {
+        void *blob = NULL;
+        size_t len = 0;
+        opal_buffer_t inv;
+        rc = opal_buffer_unpack_bytes(buffer, &blob, &len);
+        opal_buffer_init(&inv);
+        if (HERD_SUCCESS == rc) {
+            rc = opal_buffer_load(&inv, blob, len);
+        }
+        if (HERD_SUCCESS == rc) {
+            rc = orte_inventory_unpack(&inv, &s->inventories[c]);
+        }
+        opal_buffer_destruct(&inv);
+        free(blob);
+        if (HERD_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    rc = opal_buffer_unpack_string_array(buffer, &own_xml, &num_own);
+    if (HERD_SUCCESS == rc && 2 == num_own && NULL != own_xml[0] && NULL != own_xml[1]) {
+        opal_argv_append(&s->launch->xml_pairs, own_xml[0]);
+        opal_argv_append(&s->launch->xml_pairs, own_xml[1]);
+    }
+    for (size_t i = 0; i < num_own; ++i) {
+        free(own_xml[i]);
+    }
+    free(own_xml);
+out:
+    free(launch_bytes);
+    return rc;
+}
+
+/* The processes' environment: ours, without what only daemons should see. */
+static int build_proc_env(session_t *s)
+{
+    extern char **environ;
+    for (char **e = environ; NULL != *e; ++e) {
+        if (0 == strncmp(*e, "HERD_DVM_", 9) || 0 == strncmp(*e, "HERD_SESSION_", 13) ||
+            0 == strncmp(*e, "HWLOC_PLUGINS_PATH=", 19)) {
+            continue;
+        }
+        if (HERD_SUCCESS != opal_argv_append(&s->proc_env, *e)) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    return HERD_SUCCESS;
+}
+
+static int grpcomm_send(void *ctx, orte_vpid_t dst, uint16_t tag, const void *data, size_t len)
+{
+    session_t *s = ctx;
+    return s->ovl->send(s->overlay, dst, tag, data, len);
+}
+
+static void grpcomm_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                         size_t length, void *arg)
+{
+    session_t *s = arg;
+    s->gc->deliver(s->grpcomm, src, tag, data, length);
+}
+
+static int redirect_output(session_t *s)
+{
+    if (0 != pipe2(s->out_pipe, O_CLOEXEC) || 0 != pipe2(s->err_pipe, O_CLOEXEC)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    /* the processes inherit fds 1 and 2 (odls dup2s them, clearing close-on-exec) */
+    if (dup2(s->out_pipe[1], STDOUT_FILENO) < 0 || dup2(s->err_pipe[1], STDERR_FILENO) < 0) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    close(s->out_pipe[1]);
+    close(s->err_pipe[1]);
+    s->out_pipe[1] = s->err_pipe[1] = -1;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    fcntl(s->out_pipe[0], F_SETFL, O_NONBLOCK);
+    fcntl(s->err_pipe[0], F_SETFL, O_NONBLOCK);
+    int rc = opal_event_fd_create(s->base, s->out_pipe[0], OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                                  output_cb, s, &s->out_event);
+    if (HERD_SUCCESS == rc) {
+        rc = opal_event_fd_create(s->base, s->err_pipe[0], OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                                  output_cb, s, &s->err_event);
+    }
+    if (HERD_SUCCESS == rc) {
+        opal_event_add(s->out_event, NULL);
+        opal_event_add(s->err_event, NULL);
+    }
+    return rc;
+}
+
+static int start_overlay(session_t *s, int listen_fd)
+{
+    orte_overlay_config_t config = {
+        .base = s->base,
+        .vpid = s->vpid,
+        .num_daemons = s->size,
+        .radix = s->launch->radix,
+        .dvm_id = s->spec->jobid,
+    };
+    memcpy(config.secret, s->spec->secret, sizeof(config.secret));
+    int rc = orte_overlay_base_open();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    s->ovl = orte_overlay_base_module();
+    if (HERD_SUCCESS != (rc = s->ovl->init(&config, &s->overlay))) {
+        return rc;
+    }
+    s->ovl->set_lost_callback(s->overlay, lost_cb, s);
+    const struct {
+        uint16_t tag;
+        orte_overlay_recv_cb_t cb;
+    } handlers[] = {{ORTE_SESSION_TAG_FAILURE, recv_failure}, {ORTE_SESSION_TAG_ABORT, recv_abort},
+                    {ORTE_SESSION_TAG_SIGNAL, recv_signal},   {ORTE_SESSION_TAG_DONE, recv_done},
+                    {ORTE_SESSION_TAG_LOST, recv_lost}};
+    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
+        if (HERD_SUCCESS != (rc = s->ovl->register_recv(s->overlay, handlers[i].tag,
+                                                         handlers[i].cb, s))) {
+            return rc;
+        }
+    }
+    if (HERD_SUCCESS != (rc = orte_grpcomm_base_open())) {
+        return rc;
+    }
+    s->gc = orte_grpcomm_base_module();
+    orte_grpcomm_transport_t transport = {.me = s->vpid, .num_daemons = s->size,
+                                          .radix = s->launch->radix, .send = grpcomm_send,
+                                          .ctx = s};
+    rc = s->gc->create(&transport, &s->grpcomm);
+    for (uint16_t t = 0; HERD_SUCCESS == rc && t < ORTE_GRPCOMM_NUM_TAGS; ++t) {
+        rc = s->ovl->register_recv(s->overlay, (uint16_t) (ORTE_GRPCOMM_TAG_BASE + t),
+                                   grpcomm_recv, s);
+    }
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    char *uri = NULL;
+    if (HERD_SUCCESS != (rc = s->ovl->adopt_listener(s->overlay, listen_fd, &uri))) {
+        return rc;
+    }
+    free(uri);
+    /* the parent's static endpoint: herdrun's sink, or the parent node's session endpoint */
+    orte_vpid_t parent = orte_radix_parent(s->vpid, s->launch->radix);
+    const char *parent_uri = s->spec->sink_uri;
+    if (parent > 0) {
+        const orte_inventory_t *inv = s->inventories[s->launch->participants[parent - 1]];
+        uint32_t count = (uint32_t) opal_argv_count(inv->session_uris);
+        if (0 == count) {
+            return HERD_ERR_NOT_FOUND;
+        }
+        parent_uri = inv->session_uris[s->spec->seq % count];
+    }
+    if (NULL == parent_uri) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    return s->ovl->connect_parent(s->overlay, parent_uri);
+}
+
+static void session_release(session_t *s)
+{
+    if (NULL != s->procs) {
+        s->odls->destroy(s->procs); /* kills what still runs, and waits for it */
+    }
+    orte_odls_base_close();
+    orte_jobdb_destroy(s->db);
+    if (NULL != s->grpcomm) {
+        s->gc->destroy(s->grpcomm);
+    }
+    if (NULL != s->overlay) {
+        s->ovl->finalize(s->overlay);
+        s->overlay = NULL;
+        /* one round so the goodbyes leave */
+        opal_event_base_poll(s->base);
+    }
+    orte_grpcomm_base_close();
+    orte_overlay_base_close();
+    orte_rmaps_base_close();
+    orte_errmgr_base_close();
+    if (NULL != s->out_event) {
+        opal_event_free(s->out_event);
+    }
+    if (NULL != s->err_event) {
+        opal_event_free(s->err_event);
+    }
+    if (NULL != s->signal_event) {
+        opal_event_free(s->signal_event);
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (s->signal_pipe[i] >= 0) {
+            close(s->signal_pipe[i]);
+        }
+        if (s->out_pipe[i] >= 0) {
+            close(s->out_pipe[i]);
+        }
+        if (s->err_pipe[i] >= 0) {
+            close(s->err_pipe[i]);
+        }
+    }
+    if (NULL != s->base) {
+        opal_event_base_free(s->base);
+    }
+    orte_jobmap_nodes_destruct(&s->nodes);
+    free(s->apps);
+    for (uint32_t c = 0; NULL != s->inventories && c < s->launch->num_candidates; ++c) {
+        orte_inventory_free(s->inventories[c]);
+    }
+    free(s->inventories);
+    free(s->records);
+    free(s->collected);
+    free(s->finished);
+    opal_argv_free(s->proc_env);
+    orte_job_launch_free(s->launch);
+    free(s->node_name);
+}
+
+int orte_session_main(void)
+{
+    session_t storage, *s = &storage;
+    opal_buffer_t segment;
+    int rc;
+    memset(s, 0, sizeof(*s));
+    s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
+    s->signal_pipe[0] = s->signal_pipe[1] = -1;
+    s->status = HERD_SUCCESS;
+
+    /* never outlive the node's daemon */
+    const char *daemon_pid = getenv(ORTE_SESSION_ENV_DAEMON);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (NULL == daemon_pid || getppid() != (pid_t) strtol(daemon_pid, NULL, 10)) {
+        fprintf(stderr, "herdd --session is started by the node's daemon, not by hand\n");
+        return 1;
+    }
+    const char *segment_name = getenv(ORTE_SESSION_ENV_SEGMENT);
+    const char *fd_text = getenv(ORTE_SESSION_ENV_LISTEN_FD);
+    int listen_fd = (NULL != fd_text) ? (int) strtol(fd_text, NULL, 10) : -1;
+    opal_buffer_init(&segment);
+    rc = (NULL == segment_name || listen_fd < 0) ? HERD_ERR_BAD_PARAM
+                                                  : read_segment(segment_name, &segment);
+    if (HERD_SUCCESS == rc) {
+        rc = parse_segment(s, &segment);
+    }
+    opal_buffer_destruct(&segment);
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
+                NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
+        session_release(s);
+        return 1;
+    }
+    uint32_t participant = 0;
+    while (participant < s->launch->num_participants &&
+           s->launch->participants[participant] != s->my_candidate) {
+        ++participant;
+    }
+    s->vpid = participant + 1;
+    s->size = s->launch->num_participants + 1;
+    for (char *const *m = s->spec->mca; NULL != m && NULL != *m; ++m) {
+        putenv(*m); /* the spec outlives every use of the environment */
+    }
+    if (HERD_SUCCESS != (rc = opal_mca_init()) ||
+        HERD_SUCCESS != (rc = opal_event_base_create(&s->base)) ||
+        HERD_SUCCESS != (rc = redirect_output(s))) {
+        fprintf(stderr, "herdd --session on %s: start-up failed: %s\n",
+                NULL != s->node_name ? s->node_name : "?", opal_strerror(rc));
+        goto out;
+    }
+    if (0 != pipe2(s->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
+        rc = HERD_ERR_IN_ERRNO;
+        goto out;
+    }
+    signal_fd = s->signal_pipe[1];
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (HERD_SUCCESS != (rc = opal_event_fd_create(s->base, s->signal_pipe[0],
+                                                   OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                                                   signal_cb, s, &s->signal_event))) {
+        goto out;
+    }
+    opal_event_add(s->signal_event, NULL);
+    if (HERD_SUCCESS != (rc = build_proc_env(s)) ||
+        HERD_SUCCESS != (rc = orte_jobmap_nodes_build(s->inventories, s->launch->slots,
+                                                      s->launch->max_slots,
+                                                      s->launch->num_candidates,
+                                                      s->launch->xml_pairs, &s->nodes)) ||
+        HERD_SUCCESS != (rc = orte_jobmap_apps(s->spec, &s->apps)) ||
+        HERD_SUCCESS != (rc = orte_rmaps_base_open()) ||
+        HERD_SUCCESS != (rc = orte_odls_base_open())) {
+        fprintf(stderr, "herdd --session on %s: cannot prepare job %s: %s\n", s->node_name,
+                s->spec->jobid, opal_strerror(rc));
+        goto out;
+    }
+    if (ORTE_SESSION_SHEPHERD == s->vpid) {
+        if (NULL != s->spec->errmgr) {
+            setenv("HERD_MCA_errmgr", s->spec->errmgr, 1);
+        }
+        s->finished = calloc(s->size, sizeof(*s->finished));
+        if (NULL == s->finished || HERD_SUCCESS != (rc = orte_errmgr_base_open())) {
+            fprintf(stderr, "herdd --session on %s: no error manager for job %s\n",
+                    s->node_name, s->spec->jobid);
+            rc = (NULL == s->finished) ? HERD_ERR_OUT_OF_RESOURCE : HERD_ERR_NOT_FOUND;
+            goto out;
+        }
+        s->errmgr = orte_errmgr_base_module();
+    }
+    s->odls = orte_odls_base_module();
+    orte_odls_callbacks_t callbacks = {.proc_exited = proc_exited, .all_exited = all_exited,
+                                       .cbdata = s};
+    if (HERD_SUCCESS != (rc = s->odls->create(s->base, &callbacks, &s->procs)) ||
+        HERD_SUCCESS != (rc = start_overlay(s, listen_fd))) {
+        fprintf(stderr, "herdd --session on %s: cannot join job %s: %s\n", s->node_name,
+                s->spec->jobid, opal_strerror(rc));
+        goto out;
+    }
+    bool ok = check_programs(s);
+    rc = s->gc->allgather(s->grpcomm, ORTE_SESSION_COLL_CHECK, ok ? NULL : "x", ok ? 0 : 1,
+                          check_cb, s);
+    if (HERD_SUCCESS != rc) {
+        goto out;
+    }
+    opal_event_base_loop(s->base, false);
+    rc = s->status;
+
+out:
+    fflush(stdout);
+    fflush(stderr);
+    if (NULL != s->overlay) {
+        drain_pipe(s, s->out_pipe[0], 1);
+        drain_pipe(s, s->err_pipe[0], 2);
+    }
+    session_release(s);
+    signal_fd = -1;
+    return HERD_SUCCESS == rc ? 0 : 1;
+}

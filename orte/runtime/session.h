@@ -1,0 +1,66 @@
+/* What a job's session daemons and its launcher say to each other over the job's overlay
+ * (vpid 0: herdrun; vpid 1: the shepherd; vpids 2..: the lambs), and the per-process record
+ * they exchange. docs/herdrun.md describes the protocol. */
+#ifndef ORTE_RUNTIME_SESSION_H
+#define ORTE_RUNTIME_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "opal/dss/buffer.h"
+#include "opal/visibility.h"
+
+/* Tags on the job's overlay (grpcomm uses its own range from 64). */
+enum {
+    ORTE_SESSION_TAG_OUTPUT = 16,  /* session -> 0: {u8 stream (1 stdout, 2 stderr), bytes} */
+    ORTE_SESSION_TAG_FAILURE = 17, /* session -> shepherd: {record}; shepherd -> 0: {u32
+                                      action, record} */
+    ORTE_SESSION_TAG_ABORT = 18,   /* shepherd or 0 -> session: {i32 grace_ms} */
+    ORTE_SESSION_TAG_SIGNAL = 19,  /* 0 -> session: {i32 signo} */
+    ORTE_SESSION_TAG_DONE = 20,    /* session -> shepherd: {u32 n, n records} */
+    ORTE_SESSION_TAG_REPORT = 21,  /* shepherd -> 0: {i32 status, u32 n, n records} */
+    ORTE_SESSION_TAG_EOF = 22,     /* session -> 0: {u32 processes started}: nothing follows */
+    ORTE_SESSION_TAG_LOST = 23,    /* session -> shepherd: {u32 vpid, string reason} */
+};
+
+/* The collective every session daemon and herdrun start once connected: an allgather of the
+ * program checks (empty: fine), so nothing starts anywhere when a program is missing. */
+#define ORTE_SESSION_COLL_CHECK 1u
+
+#define ORTE_SESSION_SHEPHERD 1u
+
+typedef enum orte_proc_state {
+    ORTE_PROC_EXITED = 0,       /* ran and exited (or was killed): see signaled/exit_code */
+    ORTE_PROC_START_FAILED = 1, /* could not be started (exec, chdir, binding) */
+    ORTE_PROC_LOST = 2,         /* its session daemon is gone: fate unknown */
+} orte_proc_state_t;
+
+/* How one process ended and what it used. */
+typedef struct orte_proc_record {
+    uint32_t rank;
+    uint32_t node; /* candidate index of its node in the job */
+    uint32_t app;
+    int32_t pid;
+    uint8_t state;   /* orte_proc_state_t */
+    bool signaled;
+    bool aborted;    /* ended because the job was being aborted, not on its own */
+    int32_t exit_code;
+    int32_t signo;
+    uint64_t wall_ns;
+    uint64_t user_us;
+    uint64_t sys_us;
+    int64_t max_rss_kb;
+} orte_proc_record_t;
+
+OPAL_EXPORT int orte_proc_record_pack(opal_buffer_t *buffer, const orte_proc_record_t *record);
+/* HERD_ERR_UNPACK_FAILURE (or a buffer error) on malformed input; *record set only on success. */
+OPAL_EXPORT int orte_proc_record_unpack(opal_buffer_t *buffer, orte_proc_record_t *record);
+/* Whether the record is a failure the error manager hears about. */
+OPAL_EXPORT bool orte_proc_record_failed(const orte_proc_record_t *record);
+/* What a launcher exits with for this record: exit code, 128 + signal, or 1. */
+OPAL_EXPORT int orte_proc_record_status(const orte_proc_record_t *record);
+/* "exited with status 3", "was killed by signal 9 (Killed)", "could not be started". */
+OPAL_EXPORT void orte_proc_record_describe(const orte_proc_record_t *record, char *text,
+                                           size_t size);
+
+#endif /* ORTE_RUNTIME_SESSION_H */

@@ -1,0 +1,64 @@
+/* herdrun: start a DVM over the allocation (or use a running one), run one job on it, and exit
+ * with the job's status. The options are mpirun's (herdrun --help, man herdrun). */
+#include "herd_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/mca/mca.h"
+#include "opal/util/show_help.h"
+#include "orte/mca/odls/odls.h"
+#include "orte/runtime/dvm.h"
+#include "orte/runtime/launch.h"
+#include "orte/tools/herdrun/herdrun_cmdline.h"
+
+int main(int argc, char *argv[])
+{
+    extern char **environ;
+    herdrun_options_t opts = {0};
+    orte_dvm_t *dvm = NULL;
+    int status = 1;
+
+    if (HERD_SUCCESS != opal_mca_init()) {
+        return 1;
+    }
+    if (HERD_SUCCESS != herdrun_cmdline_parse(argc, argv, environ, &opts)) {
+        goto out;
+    }
+    if (opts.help) {
+        herdrun_cmdline_usage(stdout);
+        status = 0;
+        goto out;
+    }
+    if (opts.version) {
+        printf("herdrun (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+        status = 0;
+        goto out;
+    }
+    if (NULL != opts.dvm_uri) {
+        fprintf(stderr, "herdrun: --dvm-uri is not supported yet: run herdrun without it to "
+                        "start a DVM for the job\n");
+        goto out;
+    }
+    /* the odls variables (kill grace) are read here too: register them */
+    if (HERD_SUCCESS != opal_mca_framework_register(&orte_odls_base_framework)) {
+        goto out;
+    }
+    orte_dvm_options_t dvm_options = {0};
+    if (HERD_SUCCESS != orte_dvm_root_start(&dvm_options, &dvm)) {
+        goto out;
+    }
+    orte_launch_options_t launch_options = {.report_usage_file = opts.report_usage_file,
+                                            .verbose = opts.verbose};
+    int job_status = 1;
+    if (HERD_SUCCESS == orte_launch_run(dvm, opts.spec, &launch_options, &job_status)) {
+        status = job_status;
+    }
+    orte_dvm_root_stop(dvm);
+
+out:
+    herdrun_options_destruct(&opts);
+    opal_mca_finalize();
+    return status;
+}
