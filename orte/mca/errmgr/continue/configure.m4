@@ -1,0 +1,2 @@
+dnl errmgr continue: a failed process is recorded and the others run on; always built.
+AC_DEFUN([HERD_MCA_orte_errmgr_continue_CONFIG], [$1])
