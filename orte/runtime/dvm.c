@@ -33,6 +33,7 @@
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/jobdb.h"
+#include "orte/util/orphans.h"
 #include "orte/util/radix.h"
 
 static const char *help_file = "help-dvm.txt";
@@ -525,6 +526,7 @@ static void release_runtime(orte_dvm_t *dvm)
     reap_sessions(dvm, true);
     free(dvm->sessions);
     dvm->sessions = NULL;
+    orte_orphans_kill(NULL, 0);
     for (uint32_t i = 0; NULL != dvm->session_fds && i < dvm->num_session_slots; ++i) {
         if (dvm->session_fds[i] >= 0) {
             close(dvm->session_fds[i]);
@@ -741,6 +743,29 @@ static void reap_sessions(orte_dvm_t *dvm, bool block)
     dvm->num_sessions = kept;
 }
 
+/* Anything re-parented to us (we are a subreaper) whose own parent died: a session daemon's
+ * processes, a daemon's session daemon. Nobody is left to watch it. */
+static void kill_orphans(orte_dvm_t *dvm)
+{
+    size_t n = 0;
+    pid_t *known = malloc((dvm->num_launched + dvm->num_sessions + 1) * sizeof(*known));
+    if (NULL == known) {
+        return;
+    }
+    for (size_t i = 0; i < dvm->num_launched; ++i) {
+        if (dvm->daemons[i].pid > 0) {
+            known[n++] = dvm->daemons[i].pid;
+        }
+    }
+    for (size_t i = 0; i < dvm->num_sessions; ++i) {
+        if (dvm->sessions[i].pid > 0) {
+            known[n++] = dvm->sessions[i].pid;
+        }
+    }
+    orte_orphans_kill(known, n);
+    free(known);
+}
+
 static void handle_child_exits(orte_dvm_t *dvm)
 {
     /* only the processes this DVM launched: waitpid(-1) would take exits meant for others
@@ -770,6 +795,7 @@ static void handle_child_exits(orte_dvm_t *dvm)
         d->pid = -1;
     }
     reap_sessions(dvm, false);
+    kill_orphans(dvm);
     if (dvm->stopping && all_launched_gone(dvm)) {
         dvm->done = true;
         opal_event_base_stop(dvm->base);
@@ -827,9 +853,10 @@ static void root_begin_shutdown(orte_dvm_t *dvm)
     }
     dvm->stopping = true;
     dvm->done = false;
-    if (!dvm->ready) {
+    if (!dvm->ready || (HERD_SUCCESS != dvm->status && dvm->num_launched + 1 == dvm->size)) {
         /* daemons still starting wait for no command: stop the processes we started, and
-         * those they started see their parent go */
+         * those they started see their parent go. After a failure, daemons we started
+         * ourselves are stopped the same way: the broadcast could not pass the lost one. */
         for (size_t i = 0; i < dvm->num_launched; ++i) {
             if (dvm->daemons[i].pid > 0) {
                 kill(dvm->daemons[i].pid, SIGTERM);
@@ -1117,6 +1144,7 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
     }
     dvm->is_root = true;
     dvm->options = *options;
+    orte_orphans_adopt();
     dvm->signal_pipe[0] = dvm->signal_pipe[1] = -1;
     dvm->next_command = DVM_COLL_FIRST_COMMAND;
     dvm->status = HERD_ERROR;
@@ -1902,6 +1930,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
             return 1; /* it is already gone */
         }
     }
+    orte_orphans_adopt();
     const char *plm_name = getenv(ORTE_BOOT_PLM);
     if (NULL != plm_name) {
         /* a tree spawn: start the children with the same launcher */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
+#include "orte/runtime/jobdb.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/session.h"
@@ -832,6 +834,21 @@ out:
     }
     if (NULL != job->timeout_timer) {
         opal_event_free(job->timeout_timer);
+    }
+    if (job->size > 0) {
+        /* a session daemon killed with -9 on this host cannot remove its segments */
+        for (uint32_t c = 0; c < job->launch.num_candidates && NULL != spec->jobid; ++c) {
+            char name[256], launch_tag[300];
+            snprintf(launch_tag, sizeof(launch_tag), "%s.launch", spec->jobid);
+            if (HERD_SUCCESS == orte_jobdb_segment_name(spec->jobid, job->candidate_names[c],
+                                                        name, sizeof(name))) {
+                shm_unlink(name);
+            }
+            if (HERD_SUCCESS == orte_jobdb_segment_name(launch_tag, job->candidate_names[c],
+                                                        name, sizeof(name))) {
+                shm_unlink(name);
+            }
+        }
     }
     opal_buffer_destruct(&message);
     orte_jobmap_nodes_destruct(&nodes);

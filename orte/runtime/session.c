@@ -519,6 +519,7 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     if (NULL == r) {
         return;
     }
+    r->pid = info->pid;
     r->signaled = info->signaled;
     r->exit_code = info->exit_code;
     r->signo = info->signo;

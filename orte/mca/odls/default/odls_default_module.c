@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -76,6 +77,7 @@ typedef struct {
     size_t cpus_size;
     int stdio[3];
     int report_fd;
+    pid_t parent; /* the launcher, for the child to check it is still there */
     int max_fd;
 } odls_child_plan_t;
 
@@ -114,6 +116,12 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
 
     /* its own process group, so kill_all reaches whatever it starts */
     setpgid(0, 0);
+    /* a launcher killed with -9 cannot kill it: the kernel does (the parent's pid is passed in,
+     * as the parent may already be gone by now) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != plan->parent) {
+        _exit(127);
+    }
     /* the application starts with default dispositions, whatever the daemon ignores or
      * catches (SIGPIPE, SIGCHLD, SIGTERM) */
     memset(&dfl, 0, sizeof(dfl));
@@ -393,6 +401,7 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
         goto out;
     }
     plan.report_fd = report[1];
+    plan.parent = getpid();
     plan.max_fd = (0 == getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < INT_MAX)
                       ? (int) nofile.rlim_cur
                       : 65536;

@@ -1,0 +1,18 @@
+/* Daemons and launchers are child subreapers: what a dead session daemon (or node daemon) leaves
+ * behind is re-parented to them, and they remove it. */
+#ifndef ORTE_UTIL_ORPHANS_H
+#define ORTE_UTIL_ORPHANS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "opal/visibility.h"
+
+/* Become the subreaper of everything this process starts (Linux; elsewhere nothing happens). */
+OPAL_EXPORT void orte_orphans_adopt(void);
+
+/* SIGKILL every child of this process that is not in known (and its process group), and reap
+ * it. Returns how many there were. */
+OPAL_EXPORT size_t orte_orphans_kill(const pid_t *known, size_t num_known);
+
+#endif /* ORTE_UTIL_ORPHANS_H */
