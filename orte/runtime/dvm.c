@@ -33,6 +33,7 @@
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/jobdb.h"
+#include "orte/runtime/session.h"
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
 
@@ -1617,22 +1618,23 @@ static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_jo
     opal_buffer_t buffer;
     int rc;
     opal_buffer_init(&buffer);
-    char *pair[3] = {dvm->mine->signature, NULL != dvm->mine->xml ? dvm->mine->xml : "", NULL};
-    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(&buffer, ORTE_SESSION_SEGMENT_VERSION)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_string(&buffer, dvm->mine->node_name)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(&buffer, my_candidate)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_bytes(&buffer, data, len)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(&buffer, launch->num_candidates))) {
-        goto out;
+    const uint8_t **blobs = malloc(launch->num_candidates * sizeof(*blobs) + 1);
+    size_t *lengths = malloc(launch->num_candidates * sizeof(*lengths) + 1);
+    if (NULL == blobs || NULL == lengths) {
+        free(blobs);
+        free(lengths);
+        return HERD_ERR_OUT_OF_RESOURCE;
     }
     for (uint32_t c = 0; c < launch->num_candidates; ++c) {
-        uint32_t n = launch->node_index[c];
-        rc = opal_buffer_pack_bytes(&buffer, dvm->inventory_blobs[n], dvm->inventory_lengths[n]);
-        if (HERD_SUCCESS != rc) {
-            goto out;
-        }
+        blobs[c] = dvm->inventory_blobs[launch->node_index[c]];
+        lengths[c] = dvm->inventory_lengths[launch->node_index[c]];
     }
-    if (HERD_SUCCESS != (rc = opal_buffer_pack_string_array(&buffer, pair, 2))) {
+    rc = orte_session_segment_pack(&buffer, dvm->mine->node_name, my_candidate, data, len,
+                                   blobs, lengths, launch->num_candidates, dvm->mine->signature,
+                                   dvm->mine->xml);
+    free(blobs);
+    free(lengths);
+    if (HERD_SUCCESS != rc) {
         goto out;
     }
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -8,6 +8,7 @@
 
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/topology.h"
 #include "orte/runtime/inventory.h"
 
 #define INVENTORY_FORMAT_VERSION 2u
@@ -34,6 +35,9 @@ static void signature_of(const char *text, char *out, size_t size)
 
 static int load_topology(const char *synthetic, hwloc_topology_t *topology)
 {
+    if (NULL == synthetic) {
+        return opal_topology_load_local(topology);
+    }
     hwloc_topology_t topo;
     if (0 != hwloc_topology_init(&topo)) {
         return HERD_ERR_OUT_OF_RESOURCE;
@@ -78,7 +82,10 @@ int orte_inventory_collect(const char *node_name, const char *synthetic, bool wi
     inv->num_pus = count_type(topology, HWLOC_OBJ_PU);
     inv->slots = inv->num_cores > 0 ? inv->num_cores : inv->num_pus;
     inv->node_name = strdup(node_name);
-    if (hwloc_topology_export_synthetic(topology, synth, sizeof(synth), 0) > 0) {
+    /* only a simulated node is described by its synthetic description (so nobody binds on
+     * it); a real node's topology travels as XML */
+    if (NULL != synthetic &&
+        hwloc_topology_export_synthetic(topology, synth, sizeof(synth), 0) > 0) {
         inv->synthetic = strdup(synth);
     }
     if (0 != hwloc_topology_export_xmlbuffer(topology, &xml, &xml_len, 0)) {

@@ -5,6 +5,7 @@
 #include "herd_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "opal/util/argv.h"
@@ -25,10 +27,16 @@
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/session.h"
+#include "orte/util/orphans.h"
 #include "orte/util/radix.h"
 
 typedef struct job {
-    orte_dvm_t *dvm;
+    orte_dvm_t *dvm;              /* NULL: a one-node job of this host, run without a DVM */
+    const orte_allocation_t *alloc;
+    orte_inventory_t *local_inv;  /* without a DVM: this node's */
+    pid_t session_pid;            /* without a DVM: the session daemon we forked */
+    int signal_pipe[2];
+    opal_event_t *signal_event;
     opal_event_base_t *base;
     orte_job_spec_t *spec;
     orte_job_launch_t launch;
@@ -557,10 +565,15 @@ static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *ap
     return rc;
 }
 
+static const orte_inventory_t *job_inventory(const job_t *job, uint32_t node_index)
+{
+    return (NULL != job->dvm) ? orte_dvm_node_inventory(job->dvm, node_index) : job->local_inv;
+}
+
 /* The nodes the job may use: every DVM node, or those --host names (each must be one). */
 static int choose_candidates(job_t *job)
 {
-    const orte_allocation_t *alloc = orte_dvm_allocation(job->dvm);
+    const orte_allocation_t *alloc = job->alloc;
     uint32_t n = alloc->num_nodes;
     job->launch.node_index = calloc(n, sizeof(uint32_t));
     job->launch.slots = calloc(n, sizeof(uint32_t));
@@ -602,7 +615,7 @@ static int topology_pairs(job_t *job, char ***all_pairs)
     const char *first_real = NULL;
     bool several = false;
     for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
-        const orte_inventory_t *inv = orte_dvm_node_inventory(job->dvm, job->launch.node_index[c]);
+        const orte_inventory_t *inv = job_inventory(job, job->launch.node_index[c]);
         if (NULL != inv->synthetic) {
             continue;
         }
@@ -613,9 +626,9 @@ static int topology_pairs(job_t *job, char ***all_pairs)
         }
     }
     /* the root has one XML per signature, on the first node that reported it */
-    const orte_allocation_t *alloc = orte_dvm_allocation(job->dvm);
+    const orte_allocation_t *alloc = job->alloc;
     for (uint32_t i = 0; i < alloc->num_nodes; ++i) {
-        const orte_inventory_t *inv = orte_dvm_node_inventory(job->dvm, i);
+        const orte_inventory_t *inv = job_inventory(job, i);
         if (NULL == inv->xml || NULL != inv->synthetic) {
             continue;
         }
@@ -686,10 +699,11 @@ static int open_sink(job_t *job)
     return rc;
 }
 
-int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_options_t *options,
-                    int *exit_status)
+static int start_job(job_t *job, const opal_buffer_t *message);
+
+static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_options_t *options,
+                      int *exit_status)
 {
-    job_t job_storage, *job = &job_storage;
     orte_jobmap_nodes_t nodes;
     orte_rmaps_app_t *apps = NULL;
     orte_inventory_t **inventories = NULL;
@@ -697,23 +711,30 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
     opal_buffer_t message;
     int rc;
 
-    memset(job, 0, sizeof(*job));
     memset(&nodes, 0, sizeof(nodes));
     opal_buffer_init(&message);
     clock_gettime(CLOCK_MONOTONIC, &job->started);
-    job->dvm = dvm;
-    job->base = orte_dvm_event_base(dvm);
     job->spec = spec;
     job->options = options;
     job->launch.spec = spec;
-    job->launch.radix = orte_dvm_radix(dvm);
     job->grace_ms = (spec->kill_grace_ms >= 0) ? spec->kill_grace_ms
                                                : orte_odls_base_kill_grace_ms();
     spec->kill_grace_ms = job->grace_ms;
 
-    spec->seq = orte_dvm_next_job_seq(dvm);
     char jobid[128];
-    snprintf(jobid, sizeof(jobid), "%s.%u", orte_dvm_id(dvm), spec->seq);
+    if (NULL != job->dvm) {
+        spec->seq = orte_dvm_next_job_seq(job->dvm);
+        snprintf(jobid, sizeof(jobid), "%s.%u", orte_dvm_id(job->dvm), spec->seq);
+    } else {
+        uint8_t id[8];
+        if (sizeof(id) != getrandom(id, sizeof(id), 0)) {
+            rc = HERD_ERR_IN_ERRNO;
+            goto out;
+        }
+        spec->seq = 1;
+        snprintf(jobid, sizeof(jobid), "%02x%02x%02x%02x%02x%02x%02x%02x.1", id[0], id[1], id[2],
+                 id[3], id[4], id[5], id[6], id[7]);
+    }
     free(spec->jobid);
     spec->jobid = strdup(jobid);
     if (NULL == spec->jobid ||
@@ -732,8 +753,7 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
         goto out;
     }
     for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
-        inventories[c] = (orte_inventory_t *) orte_dvm_node_inventory(dvm,
-                                                                      job->launch.node_index[c]);
+        inventories[c] = (orte_inventory_t *) job_inventory(job, job->launch.node_index[c]);
     }
     if (HERD_SUCCESS != (rc = orte_rmaps_base_open())) {
         fprintf(stderr, "herdrun: no mapper (rmaps component) is available: %s\n",
@@ -786,17 +806,14 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
     if (spec->timeout > 0) {
         arm(job->timeout_timer, (double) spec->timeout);
     }
-    orte_dvm_root_set_job_error_cb(dvm, job_error_cb, job);
-    orte_dvm_root_set_signal_cb(dvm, signal_cb, job);
-    rc = orte_dvm_root_command(dvm, ORTE_DVM_CMD_LAUNCH, message.base, message.used);
-    if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdrun: cannot send the launch to the DVM: %s\n", opal_strerror(rc));
-        rc = HERD_ERR_SILENT;
+    if (HERD_SUCCESS != (rc = start_job(job, &message))) {
         goto out;
     }
     opal_event_base_loop(job->base, false);
-    orte_dvm_root_set_job_error_cb(dvm, NULL, NULL);
-    orte_dvm_root_set_signal_cb(dvm, NULL, NULL);
+    if (NULL != job->dvm) {
+        orte_dvm_root_set_job_error_cb(job->dvm, NULL, NULL);
+        orte_dvm_root_set_signal_cb(job->dvm, NULL, NULL);
+    }
     if (!job->finished) {
         /* the loop ended under us: the DVM failed (it said why) and took the job with it */
         if (0 == job->exit_status) {
@@ -864,5 +881,176 @@ out:
     free(job->launch.max_slots);
     free(job->launch.participants);
     opal_argv_free(job->launch.xml_pairs);
+    return rc;
+}
+
+/* Hand the launch to the DVM, or (no DVM) fork this node's session daemon. */
+static int start_job(job_t *job, const opal_buffer_t *message)
+{
+    int rc;
+    if (NULL != job->dvm) {
+        orte_dvm_root_set_job_error_cb(job->dvm, job_error_cb, job);
+        orte_dvm_root_set_signal_cb(job->dvm, signal_cb, job);
+        rc = orte_dvm_root_command(job->dvm, ORTE_DVM_CMD_LAUNCH, message->base, message->used);
+        if (HERD_SUCCESS != rc) {
+            fprintf(stderr, "herdrun: cannot send the launch to the DVM: %s\n", opal_strerror(rc));
+            return HERD_ERR_SILENT;
+        }
+        return HERD_SUCCESS;
+    }
+    opal_buffer_t inv, segment;
+    opal_buffer_init(&inv);
+    opal_buffer_init(&segment);
+    rc = orte_inventory_pack(&inv, job->local_inv, false);
+    if (HERD_SUCCESS == rc) {
+        const uint8_t *blob = inv.base;
+        size_t len = inv.used;
+        rc = orte_session_segment_pack(&segment, job->local_inv->node_name, 0, message->base,
+                                       message->used, &blob, &len, 1, job->local_inv->signature,
+                                       job->local_inv->xml);
+    }
+    opal_buffer_destruct(&inv);
+    if (HERD_SUCCESS != rc) {
+        opal_buffer_destruct(&segment);
+        return rc;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (0 == pid) {
+        /* the session daemon: everything it needs is in memory already */
+        _exit(orte_session_run_forked(segment.base, segment.used, parent));
+    }
+    opal_buffer_destruct(&segment);
+    if (pid < 0) {
+        fprintf(stderr, "herdrun: cannot start the session daemon: %s\n", strerror(errno));
+        return HERD_ERR_SILENT;
+    }
+    job->session_pid = pid;
+    return HERD_SUCCESS;
+}
+
+int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_options_t *options,
+                    int *exit_status)
+{
+    job_t job;
+    memset(&job, 0, sizeof(job));
+    job.dvm = dvm;
+    job.alloc = orte_dvm_allocation(dvm);
+    job.base = orte_dvm_event_base(dvm);
+    job.launch.radix = orte_dvm_radix(dvm);
+    return launch_run(&job, spec, options, exit_status);
+}
+
+/* Without a DVM, signals reach the loop through our own pipe. */
+static int local_signal_write = -1;
+
+static void local_on_signal(int signo)
+{
+    int saved = errno;
+    unsigned char byte = (unsigned char) signo;
+    if (local_signal_write >= 0) {
+        ssize_t ignored = write(local_signal_write, &byte, 1);
+        (void) ignored;
+    }
+    errno = saved;
+}
+
+static void local_signal_cb(int fd, short what, void *arg)
+{
+    unsigned char signals[16];
+    ssize_t n = read(fd, signals, sizeof(signals));
+    for (ssize_t i = 0; i < n; ++i) {
+        if (SIGCHLD != signals[i]) {
+            signal_cb(signals[i], arg);
+        }
+    }
+}
+
+bool orte_launch_local_possible(const orte_allocation_t *alloc)
+{
+    char host[256] = "";
+    if (NULL == alloc || 1 != alloc->num_nodes || NULL != alloc->nodes[0].topology) {
+        return false;
+    }
+    gethostname(host, sizeof(host) - 1);
+    const char *name = alloc->nodes[0].name;
+    return 0 == strcmp(name, host) || 0 == strcmp(name, "localhost") ||
+           0 == strcmp(name, "127.0.0.1");
+}
+
+int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
+                          const orte_launch_options_t *options, int *exit_status)
+{
+    job_t job_storage, *job = &job_storage;
+    struct sigaction sa, old_term, old_int, old_hup;
+    int rc;
+    memset(job, 0, sizeof(*job));
+    job->alloc = alloc;
+    job->launch.radix = 32;
+    job->signal_pipe[0] = job->signal_pipe[1] = -1;
+    orte_orphans_adopt();
+    if (HERD_SUCCESS != (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false,
+                                                     &job->local_inv))) {
+        fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
+        return HERD_ERR_SILENT;
+    }
+    if (HERD_SUCCESS != (rc = orte_overlay_base_open()) ||
+        HERD_SUCCESS != (rc = orte_grpcomm_base_open())) {
+        fprintf(stderr, "herdrun: no overlay or grpcomm component: %s\n", opal_strerror(rc));
+        orte_inventory_free(job->local_inv);
+        return HERD_ERR_SILENT;
+    }
+    if (HERD_SUCCESS != (rc = opal_event_base_create(&job->base)) ||
+        0 != pipe2(job->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
+        rc = HERD_ERR_IN_ERRNO;
+        goto out;
+    }
+    local_signal_write = job->signal_pipe[1];
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = local_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGHUP, &sa, &old_hup);
+    signal(SIGPIPE, SIG_IGN);
+    if (HERD_SUCCESS != (rc = opal_event_fd_create(job->base, job->signal_pipe[0],
+                                                   OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                                                   local_signal_cb, job, &job->signal_event))) {
+        goto out_signals;
+    }
+    opal_event_add(job->signal_event, NULL);
+    rc = launch_run(job, spec, options, exit_status);
+    if (job->session_pid > 0) {
+        /* it saw us leave; give it a moment to finish, then make sure */
+        for (int i = 0; i < 5000 && 0 == waitpid(job->session_pid, NULL, WNOHANG); ++i) {
+            usleep(200);
+        }
+        if (0 == waitpid(job->session_pid, NULL, WNOHANG)) {
+            kill(job->session_pid, SIGKILL);
+            waitpid(job->session_pid, NULL, 0);
+        }
+    }
+    orte_orphans_kill(NULL, 0);
+    opal_event_free(job->signal_event);
+out_signals:
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    local_signal_write = -1;
+out:
+    for (int i = 0; i < 2; ++i) {
+        if (job->signal_pipe[i] >= 0) {
+            close(job->signal_pipe[i]);
+        }
+    }
+    if (NULL != job->base) {
+        opal_event_base_free(job->base);
+    }
+    orte_grpcomm_base_close();
+    orte_overlay_base_close();
+    orte_inventory_free(job->local_inv);
     return rc;
 }

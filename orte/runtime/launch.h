@@ -3,6 +3,8 @@
 #ifndef ORTE_RUNTIME_LAUNCH_H
 #define ORTE_RUNTIME_LAUNCH_H
 
+#include <stdbool.h>
+
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
 
@@ -20,5 +22,13 @@ typedef struct orte_launch_options {
  * HERD_SUCCESS when the job ran (whatever its status), else an error (already reported). */
 OPAL_EXPORT int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec,
                                 const orte_launch_options_t *options, int *exit_status);
+
+/* Whether the allocation is this host alone (not simulated): then herdrun needs no DVM. */
+OPAL_EXPORT bool orte_launch_local_possible(const orte_allocation_t *alloc);
+/* The same as orte_launch_run for a one-node allocation of this host, without a DVM: herdrun
+ * is the node's daemon and forks the session daemon itself (no exec, no node daemon), which
+ * saves most of the start-up. */
+OPAL_EXPORT int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
+                                      const orte_launch_options_t *options, int *exit_status);
 
 #endif /* ORTE_RUNTIME_LAUNCH_H */

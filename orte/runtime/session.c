@@ -19,6 +19,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/topology.h"
 #include "orte/mca/errmgr/errmgr.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/mca/odls/odls.h"
@@ -822,9 +823,12 @@ out:
 static int build_proc_env(session_t *s)
 {
     extern char **environ;
+    bool our_blacklist = NULL != getenv(OPAL_TOPOLOGY_DEFAULT_MARK);
     for (char **e = environ; NULL != *e; ++e) {
         if (0 == strncmp(*e, "HERD_DVM_", 9) || 0 == strncmp(*e, "HERD_SESSION_", 13) ||
-            0 == strncmp(*e, "HWLOC_PLUGINS_PATH=", 19)) {
+            0 == strncmp(*e, "HWLOC_PLUGINS_PATH=", 19) ||
+            0 == strncmp(*e, OPAL_TOPOLOGY_DEFAULT_MARK "=", strlen(OPAL_TOPOLOGY_DEFAULT_MARK) + 1) ||
+            (our_blacklist && 0 == strncmp(*e, "HWLOC_PLUGINS_BLACKLIST=", 24))) {
             continue;
         }
         if (HERD_SUCCESS != opal_argv_append(&s->proc_env, *e)) {
@@ -922,7 +926,8 @@ static int start_overlay(session_t *s, int listen_fd)
         return rc;
     }
     char *uri = NULL;
-    if (HERD_SUCCESS != (rc = s->ovl->adopt_listener(s->overlay, listen_fd, &uri))) {
+    if (listen_fd >= 0 &&
+        HERD_SUCCESS != (rc = s->ovl->adopt_listener(s->overlay, listen_fd, &uri))) {
         return rc;
     }
     free(uri);
@@ -1000,36 +1005,20 @@ static void session_release(session_t *s)
     free(s->node_name);
 }
 
-int orte_session_main(void)
+/* Run the job described by segment (the session segment's bytes); listen_fd is the node's
+ * static session endpoint (-1 when the job has one node: no session daemon connects here). */
+static int session_run(opal_buffer_t *segment, int listen_fd)
 {
     session_t storage, *s = &storage;
-    opal_buffer_t segment;
     int rc;
     memset(s, 0, sizeof(*s));
     s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
     s->signal_pipe[0] = s->signal_pipe[1] = -1;
     s->status = HERD_SUCCESS;
 
-    /* never outlive the node's daemon */
-    const char *daemon_pid = getenv(ORTE_SESSION_ENV_DAEMON);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (NULL == daemon_pid || getppid() != (pid_t) strtol(daemon_pid, NULL, 10)) {
-        fprintf(stderr, "herdd --session is started by the node's daemon, not by hand\n");
-        return 1;
-    }
-    const char *segment_name = getenv(ORTE_SESSION_ENV_SEGMENT);
-    const char *fd_text = getenv(ORTE_SESSION_ENV_LISTEN_FD);
-    int listen_fd = (NULL != fd_text) ? (int) strtol(fd_text, NULL, 10) : -1;
-    opal_buffer_init(&segment);
-    rc = (NULL == segment_name || listen_fd < 0) ? HERD_ERR_BAD_PARAM
-                                                  : read_segment(segment_name, &segment);
-    if (HERD_SUCCESS == rc) {
-        rc = parse_segment(s, &segment);
-    }
-    opal_buffer_destruct(&segment);
+    rc = parse_segment(s, segment);
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
-                NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
+        fprintf(stderr, "herdd --session: cannot read the job: %s\n", opal_strerror(rc));
         session_release(s);
         return 1;
     }
@@ -1122,4 +1111,68 @@ out:
     session_release(s);
     signal_fd = -1;
     return HERD_SUCCESS == rc ? 0 : 1;
+}
+
+int orte_session_main(void)
+{
+    opal_buffer_t segment;
+    /* never outlive the node's daemon */
+    const char *daemon_pid = getenv(ORTE_SESSION_ENV_DAEMON);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (NULL == daemon_pid || getppid() != (pid_t) strtol(daemon_pid, NULL, 10)) {
+        fprintf(stderr, "herdd --session is started by the node's daemon, not by hand\n");
+        return 1;
+    }
+    const char *segment_name = getenv(ORTE_SESSION_ENV_SEGMENT);
+    const char *fd_text = getenv(ORTE_SESSION_ENV_LISTEN_FD);
+    int listen_fd = (NULL != fd_text) ? (int) strtol(fd_text, NULL, 10) : -1;
+    opal_buffer_init(&segment);
+    int rc = (NULL == segment_name || listen_fd < 0) ? HERD_ERR_BAD_PARAM
+                                                      : read_segment(segment_name, &segment);
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
+                NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
+        opal_buffer_destruct(&segment);
+        return 1;
+    }
+    int status = session_run(&segment, listen_fd);
+    opal_buffer_destruct(&segment);
+    return status;
+}
+
+int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent)
+{
+    opal_buffer_t segment;
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) {
+        return 1;
+    }
+    opal_buffer_init(&segment);
+    int status = (HERD_SUCCESS == opal_buffer_load(&segment, segment_bytes, len))
+                     ? session_run(&segment, -1)
+                     : 1;
+    opal_buffer_destruct(&segment);
+    return status;
+}
+
+int orte_session_segment_pack(opal_buffer_t *buffer, const char *node_name,
+                              uint32_t my_candidate, const void *launch, size_t launch_len,
+                              const uint8_t *const *inventories, const size_t *lengths,
+                              uint32_t num_candidates, const char *signature, const char *xml)
+{
+    char *pair[3] = {(char *) signature, (char *) (NULL != xml ? xml : ""), NULL};
+    int rc;
+    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, ORTE_SESSION_SEGMENT_VERSION)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, node_name)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, my_candidate)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_bytes(buffer, launch, launch_len)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, num_candidates))) {
+        return rc;
+    }
+    for (uint32_t c = 0; c < num_candidates; ++c) {
+        if (HERD_SUCCESS != (rc = opal_buffer_pack_bytes(buffer, inventories[c], lengths[c]))) {
+            return rc;
+        }
+    }
+    return opal_buffer_pack_string_array(buffer, pair, 2);
 }

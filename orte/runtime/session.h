@@ -5,7 +5,9 @@
 #define ORTE_RUNTIME_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "opal/dss/buffer.h"
 #include "opal/visibility.h"
@@ -62,5 +64,16 @@ OPAL_EXPORT int orte_proc_record_status(const orte_proc_record_t *record);
 /* "exited with status 3", "was killed by signal 9 (Killed)", "could not be started". */
 OPAL_EXPORT void orte_proc_record_describe(const orte_proc_record_t *record, char *text,
                                            size_t size);
+
+/* The session segment (what a node's daemon gives a session daemon): the launch message as
+ * received, the candidates' packed inventories, and this node's topology (signature, XML). */
+OPAL_EXPORT int orte_session_segment_pack(opal_buffer_t *buffer, const char *node_name,
+                                          uint32_t my_candidate, const void *launch,
+                                          size_t launch_len, const uint8_t *const *inventories,
+                                          const size_t *lengths, uint32_t num_candidates,
+                                          const char *signature, const char *xml);
+/* Be the session daemon of a one-node job in a child forked by its launcher (parent): no node
+ * daemon, no exec. Returns the exit status. */
+OPAL_EXPORT int orte_session_run_forked(const void *segment, size_t len, pid_t parent);
 
 #endif /* ORTE_RUNTIME_SESSION_H */

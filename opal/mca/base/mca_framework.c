@@ -8,6 +8,7 @@
 
 #include "opal/mca/base/mca_base_internal.h"
 #include "opal/mca/base/mca_var.h"
+#include "opal/util/topology.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
@@ -29,6 +30,7 @@ int opal_mca_init(void)
     if (mca_core.refcount++ > 0) {
         return HERD_SUCCESS;
     }
+    opal_topology_prepare();
     rc = opal_mca_var_init();
     if (HERD_SUCCESS != rc) {
         goto err_var;

@@ -12,7 +12,9 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
 #include "opal/util/output.h"
+#include "opal/util/topology.h"
 #include "opal/util/show_help.h"
+#include "opal/util/topology.h"
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
 
@@ -86,16 +88,13 @@ static uint32_t ras_base_local_slots(void)
     hwloc_topology_t topology;
     int count = 0;
 
-    if (0 != hwloc_topology_init(&topology)) {
-        return 1;
-    }
-    if (0 == hwloc_topology_load(topology)) {
+    if (HERD_SUCCESS == opal_topology_load_local(&topology)) {
         count = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
         if (count <= 0) {
             count = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
         }
+        hwloc_topology_destroy(topology);
     }
-    hwloc_topology_destroy(topology);
     if (count <= 0) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
 

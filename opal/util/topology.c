@@ -1,0 +1,123 @@
+/* Loading this host's topology through a per-boot XML cache (opal/util/topology.h). */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opal/util/topology.h"
+
+/* FNV-1a over the allowed CPU mask: part of the cache file's name. */
+static unsigned long long cpuset_hash(void)
+{
+    cpu_set_t set;
+    unsigned long long hash = 0xcbf29ce484222325ull;
+    CPU_ZERO(&set);
+    if (0 != sched_getaffinity(0, sizeof(set), &set)) {
+        return 0;
+    }
+    const unsigned char *bytes = (const unsigned char *) &set;
+    for (size_t i = 0; i < sizeof(set); ++i) {
+        hash ^= bytes[i];
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+static int cache_path(char *path, size_t size)
+{
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (NULL == f) {
+        return HERD_ERR_NOT_SUPPORTED;
+    }
+    if (NULL == fgets(boot, sizeof(boot), f)) {
+        boot[0] = '\0';
+    }
+    fclose(f);
+    boot[strcspn(boot, "\n")] = '\0';
+    if ('\0' == boot[0]) {
+        return HERD_ERR_NOT_SUPPORTED;
+    }
+    const char *tmp = getenv("TMPDIR");
+    if (NULL == tmp || '/' != tmp[0]) {
+        tmp = "/tmp";
+    }
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/herd-%u", tmp, (unsigned) getuid());
+    struct stat st;
+    if (0 != mkdir(dir, 0700) && EEXIST != errno) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    /* only a private directory of ours: someone else's file must never become our topology */
+    if (0 != lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        0 != (st.st_mode & 077)) {
+        return HERD_ERR_NOT_SUPPORTED;
+    }
+    snprintf(path, size, "%s/topology-%s-%016llx-%x.xml", dir, boot, cpuset_hash(),
+             (unsigned) hwloc_get_api_version());
+    return HERD_SUCCESS;
+}
+
+static int load_xml_file(const char *path, hwloc_topology_t *topology)
+{
+    hwloc_topology_t topo;
+    if (0 != hwloc_topology_init(&topo)) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    /* the cached XML describes this very host: keep its binding support */
+    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+    if (0 != hwloc_topology_set_xml(topo, path) || 0 != hwloc_topology_load(topo)) {
+        hwloc_topology_destroy(topo);
+        return HERD_ERR_NOT_FOUND;
+    }
+    *topology = topo;
+    return HERD_SUCCESS;
+}
+
+int opal_topology_load_local(hwloc_topology_t *topology)
+{
+    char path[1024];
+    const char *use = getenv("HERD_TOPOLOGY_CACHE");
+    bool cached = !(NULL != use && 0 == strcmp(use, "0")) &&
+                  HERD_SUCCESS == cache_path(path, sizeof(path));
+    if (cached && HERD_SUCCESS == load_xml_file(path, topology)) {
+        return HERD_SUCCESS;
+    }
+    hwloc_topology_t topo;
+    if (0 != hwloc_topology_init(&topo)) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (0 != hwloc_topology_load(topo)) {
+        hwloc_topology_destroy(topo);
+        return HERD_ERROR;
+    }
+    if (cached) {
+        /* written whole under a temporary name, then renamed: readers never see half a file */
+        char tmp[1100];
+        snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int) getpid());
+        if (0 == hwloc_topology_export_xml(topo, tmp, 0)) {
+            chmod(tmp, 0600);
+            if (0 != rename(tmp, path)) {
+                unlink(tmp);
+            }
+        } else {
+            unlink(tmp);
+        }
+    }
+    *topology = topo;
+    return HERD_SUCCESS;
+}
+
+void opal_topology_prepare(void)
+{
+    if (NULL == getenv("HWLOC_PLUGINS_BLACKLIST")) {
+        setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
+        setenv(OPAL_TOPOLOGY_DEFAULT_MARK, "1", 1);
+    }
+}

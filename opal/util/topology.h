@@ -1,0 +1,27 @@
+/* This host's hwloc topology, discovered once per boot and cpuset and then loaded from a cached
+ * XML: discovery costs milliseconds, and every daemon and launcher of a node needs it. */
+#ifndef OPAL_UTIL_TOPOLOGY_H
+#define OPAL_UTIL_TOPOLOGY_H
+
+#include <stdbool.h>
+
+#include <hwloc.h>
+
+#include "opal/status.h"
+#include "opal/visibility.h"
+
+/* The topology of this host as this process sees it (its allowed CPUs). The cache is a file in
+ * $TMPDIR/herd-<uid>/ (mode 0700) named by the boot id, the allowed CPUs and the hwloc version,
+ * so a reboot, a different cgroup or another hwloc never reuses it; HERD_TOPOLOGY_CACHE=0 turns
+ * it off. *topology (destroy it with hwloc_topology_destroy) set only on success. */
+OPAL_EXPORT int opal_topology_load_local(hwloc_topology_t *topology);
+
+/* Keep hwloc from loading its GL, OpenCL and libxml2 plugins in herd's processes (a launcher
+ * has no use for displays or OpenCL devices, and hwloc's own XML parser reads what herd
+ * writes): they cost every process ~3 ms of dynamic loading. Sets HWLOC_PLUGINS_BLACKLIST
+ * unless the user did, and then OPAL_TOPOLOGY_DEFAULT_MARK so that variable is not handed to
+ * applications. Call before anything uses hwloc. */
+#define OPAL_TOPOLOGY_DEFAULT_MARK "HERD_HWLOC_BLACKLIST_DEFAULT"
+OPAL_EXPORT void opal_topology_prepare(void);
+
+#endif /* OPAL_UTIL_TOPOLOGY_H */
