@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "orte/mca/grpcomm/grpcomm.h"
@@ -968,8 +969,24 @@ static void local_signal_cb(int fd, short what, void *arg)
     }
 }
 
+/* herdrun's variables: static storage, as the variable system writes defaults back into it. */
+static bool launch_direct = true;
+
+int orte_launch_register_params(void)
+{
+    int rc = opal_mca_var_register_framework(
+        "herdrun", "direct",
+        "Run a job whose allocation is this host alone without starting a node daemon: "
+        "herdrun forks the job's session daemon itself (false: always start a DVM)",
+        OPAL_MCA_VAR_BOOL, &launch_direct);
+    return rc < 0 ? rc : HERD_SUCCESS;
+}
+
 bool orte_launch_local_possible(const orte_allocation_t *alloc)
 {
+    if (!launch_direct) {
+        return false;
+    }
     char host[256] = "";
     if (NULL == alloc || 1 != alloc->num_nodes || NULL != alloc->nodes[0].topology) {
         return false;

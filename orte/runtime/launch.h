@@ -23,7 +23,10 @@ typedef struct orte_launch_options {
 OPAL_EXPORT int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec,
                                 const orte_launch_options_t *options, int *exit_status);
 
-/* Whether the allocation is this host alone (not simulated): then herdrun needs no DVM. */
+/* Register herdrun's MCA variables (herdrun_direct) so tools can list them. */
+OPAL_EXPORT int orte_launch_register_params(void);
+/* Whether the allocation is this host alone (not simulated) and herdrun_direct is set: then
+ * herdrun needs no DVM. */
 OPAL_EXPORT bool orte_launch_local_possible(const orte_allocation_t *alloc);
 /* The same as orte_launch_run for a one-node allocation of this host, without a DVM: herdrun
  * is the node's daemon and forks the session daemon itself (no exec, no node daemon), which

@@ -3,9 +3,12 @@
  * node's fabric inventory. */
 #include "herd_config.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/fabric/fabric.h"
@@ -16,6 +19,8 @@
 #include "opal/util/show_help.h"
 #include "orte/mca/orte_frameworks.h"
 #include "orte/runtime/dvm.h"
+#include "orte/runtime/jobdb.h"
+#include "orte/runtime/launch.h"
 
 static const char *help_file = "help-herd-info.txt";
 
@@ -29,6 +34,8 @@ static const opal_cmd_line_option_t options[] = {
     {"parsable", 0, 0, NULL, "Print stable key:value lines for scripts"},
     {"parseable", 0, 0, NULL, "Same as --parsable"},
     {"fabric", 0, 0, NULL, "Discover and print this node's fabric inventory"},
+    {"job", 0, 1, "JOBID",
+     "Print the job database of a running job on this node (every process's record)"},
     {"mca", 0, 2, "NAME VALUE", "Set the MCA variable NAME to VALUE"},
     {"version", 'V', 0, NULL, "Print the version and exit"},
     {"help", 'h', 0, NULL, "Print this help and exit"},
@@ -36,7 +43,7 @@ static const opal_cmd_line_option_t options[] = {
 };
 
 /* Groups of variables that belong to the runtime rather than to a framework. */
-static const char *const runtime_groups[] = {"dvm", NULL};
+static const char *const runtime_groups[] = {"dvm", "herdrun", NULL};
 
 static opal_mca_framework_t *frameworks[] = {
     HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS NULL,
@@ -382,6 +389,60 @@ static int parse_level(const char *text, int *level)
     return HERD_SUCCESS;
 }
 
+/* --job: every job database segment of jobid on this host (one per node: simulated nodes
+ * share the host). */
+static int print_job(const char *jobid)
+{
+    char prefix[300];
+    char **others = NULL;
+    int found = 0;
+    snprintf(prefix, sizeof(prefix), "herd-%u-%s-", (unsigned) getuid(), jobid);
+    DIR *dir = opendir("/dev/shm");
+    if (NULL == dir) {
+        fprintf(stderr, "herd-info: cannot read /dev/shm: %s\n", strerror(errno));
+        return HERD_ERR_SILENT;
+    }
+    struct dirent *entry;
+    char own[64];
+    snprintf(own, sizeof(own), "herd-%u-", (unsigned) getuid());
+    while (NULL != (entry = readdir(dir))) {
+        if (0 == strncmp(entry->d_name, prefix, strlen(prefix))) {
+            char name[512];
+            orte_jobdb_t *db = NULL;
+            snprintf(name, sizeof(name), "/%s", entry->d_name);
+            if (HERD_SUCCESS == orte_jobdb_attach(name, &db)) {
+                orte_jobdb_dump(stdout, db);
+                orte_jobdb_detach(db);
+                found++;
+            }
+        } else if (0 == strncmp(entry->d_name, own, strlen(own)) &&
+                   NULL == strstr(entry->d_name, ".launch-")) {
+            /* "herd-<uid>-<jobid>-<node>": offer the job ids that do exist */
+            const char *id = entry->d_name + strlen(own);
+            const char *dash = strchr(id, '-');
+            if (NULL != dash) {
+                char *copy = strndup(id, (size_t) (dash - id));
+                if (NULL != copy) {
+                    opal_argv_append_unique(&others, copy);
+                    free(copy);
+                }
+            }
+        }
+    }
+    closedir(dir);
+    if (0 == found) {
+        char *list = opal_argv_join(others, ' ');
+        fprintf(stderr, "herd-info: no job database of job %s on this node. %s%s\n", jobid,
+                NULL != list ? "Jobs with a database here: " : "No job runs here now.",
+                NULL != list ? list : "");
+        free(list);
+        opal_argv_free(others);
+        return HERD_ERR_SILENT;
+    }
+    opal_argv_free(others);
+    return HERD_SUCCESS;
+}
+
 int main(int argc, char *argv[])
 {
     opal_cmd_line_t *cmd = NULL;
@@ -444,7 +505,8 @@ int main(int argc, char *argv[])
             goto out_frameworks;
         }
     }
-    if (HERD_SUCCESS != orte_dvm_register_params()) {
+    if (HERD_SUCCESS != orte_dvm_register_params() ||
+        HERD_SUCCESS != orte_launch_register_params()) {
         goto out_frameworks;
     }
     opal_mca_var_check_unknown(NULL);
@@ -452,6 +514,11 @@ int main(int argc, char *argv[])
         goto out_frameworks;
     }
 
+    if (opal_cmd_line_is_set(cmd, "job")) {
+        rc = print_job(opal_cmd_line_get(cmd, "job", 0, 0));
+        exit_status = (HERD_SUCCESS == rc) ? 0 : 1;
+        goto out_frameworks;
+    }
     if (opal_cmd_line_is_set(cmd, "fabric")) {
         rc = print_fabric(&opt);
         exit_status = (HERD_SUCCESS == rc) ? 0 : 1;

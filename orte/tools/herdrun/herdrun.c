@@ -14,10 +14,6 @@
 #include "orte/runtime/launch.h"
 #include "orte/tools/herdrun/herdrun_cmdline.h"
 
-/* herdrun_direct: run a job of this host alone without a node daemon (storage owned by the
- * variable system). */
-static bool herdrun_direct = true;
-
 #include <time.h>
 int main(int argc, char *argv[])
 {
@@ -52,11 +48,7 @@ int main(int argc, char *argv[])
     }
     /* the odls variables (kill grace) are read here too: register them */
     if (HERD_SUCCESS != opal_mca_framework_register(&orte_odls_base_framework) ||
-        opal_mca_var_register_framework(
-            "herdrun", "direct",
-            "Run a job whose allocation is this host alone without starting a node daemon: "
-            "herdrun forks the job's session daemon itself (false: always start a DVM)",
-            OPAL_MCA_VAR_BOOL, &herdrun_direct) < 0) {
+        HERD_SUCCESS != orte_launch_register_params()) {
         goto out;
     }
     orte_launch_options_t launch_options = {.report_usage_file = opts.report_usage_file,
@@ -64,8 +56,10 @@ int main(int argc, char *argv[])
     int job_status = 1;
     /* this host alone: no node daemon to start, herdrun is the node's daemon */
     orte_allocation_t *alloc = NULL;
-    if (herdrun_direct && HERD_SUCCESS == orte_ras_base_allocate(&alloc) &&
-        orte_launch_local_possible(alloc)) {
+    if (HERD_SUCCESS != orte_ras_base_allocate(&alloc)) {
+        goto out; /* reported: a bad hostfile, an unknown host list, ... */
+    }
+    if (orte_launch_local_possible(alloc)) {
         if (HERD_SUCCESS == orte_launch_run_local(alloc, opts.spec, &launch_options,
                                                   &job_status)) {
             status = job_status;
