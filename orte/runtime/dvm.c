@@ -107,6 +107,7 @@ struct orte_dvm {
     uint32_t next_job_seq;                  /* root: number of the next job */
     orte_dvm_job_error_cb_t job_error_cb;   /* root: a daemon could not start a job's part */
     void *job_error_arg;
+    char *tool_path;                        /* root: the tool socket, for the contact file */
     orte_dvm_signal_cb_t signal_cb;         /* root: SIGINT/SIGTERM/SIGHUP go here when set */
     void *signal_arg;
 
@@ -1315,6 +1316,9 @@ int orte_dvm_root_write_uri(orte_dvm_t *dvm, const char *path)
     hex_encode(dvm->secret, sizeof(dvm->secret), secret_hex);
     dprintf(fd, "herd-dvm-uri 1\nid %s\npid %d\nuri %s\nnodes %u\nsecret %s\n", dvm->id,
             (int) getpid(), dvm->uri, dvm->allocation->num_nodes, secret_hex);
+    if (NULL != dvm->tool_path) {
+        dprintf(fd, "tool %s\n", dvm->tool_path);
+    }
     close(fd);
     if (0 != rename(tmp, path)) {
         opal_show_help(help_file, "uri-write-failed", true, path, strerror(errno));
@@ -1360,6 +1364,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
     orte_plm_base_close();
     free(dvm->uri);
     free(dvm->id);
+    free(dvm->tool_path);
     free((char *) dvm->options.herdd);
     free(dvm);
 }
@@ -1835,6 +1840,12 @@ void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void 
 {
     dvm->signal_cb = cb;
     dvm->signal_arg = arg;
+}
+
+void orte_dvm_root_set_tool_path(orte_dvm_t *dvm, const char *path)
+{
+    free(dvm->tool_path);
+    dvm->tool_path = (NULL != path) ? strdup(path) : NULL;
 }
 
 void orte_dvm_root_request_stop(orte_dvm_t *dvm, int status)

@@ -83,6 +83,8 @@ OPAL_EXPORT void orte_dvm_root_set_job_error_cb(orte_dvm_t *dvm, orte_dvm_job_er
                                                 void *arg);
 /* With a callback set, signals no longer stop the DVM: the callback decides. */
 OPAL_EXPORT void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg);
+/* The tool socket (orte/runtime/dvm_tool.h) orte_dvm_root_write_uri() names. */
+OPAL_EXPORT void orte_dvm_root_set_tool_path(orte_dvm_t *dvm, const char *path);
 /* Begin an orderly shutdown from inside the loop; orte_dvm_root_serve() returns once every
  * daemon is gone. status is what serve returns. */
 OPAL_EXPORT void orte_dvm_root_request_stop(orte_dvm_t *dvm, int status);

@@ -24,6 +24,7 @@
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
+#include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/jobdb.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
@@ -33,6 +34,7 @@
 
 typedef struct job {
     orte_dvm_t *dvm;              /* NULL: a one-node job of this host, run without a DVM */
+    orte_dvm_client_t *client;    /* a running DVM reached as a tool (--dvm-uri) */
     const orte_allocation_t *alloc;
     orte_inventory_t *local_inv;  /* without a DVM: this node's */
     pid_t session_pid;            /* without a DVM: the session daemon we forked */
@@ -568,6 +570,9 @@ static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *ap
 
 static const orte_inventory_t *job_inventory(const job_t *job, uint32_t node_index)
 {
+    if (NULL != job->client) {
+        return orte_dvm_client_inventory(job->client, node_index);
+    }
     return (NULL != job->dvm) ? orte_dvm_node_inventory(job->dvm, node_index) : job->local_inv;
 }
 
@@ -726,6 +731,9 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     if (NULL != job->dvm) {
         spec->seq = orte_dvm_next_job_seq(job->dvm);
         snprintf(jobid, sizeof(jobid), "%s.%u", orte_dvm_id(job->dvm), spec->seq);
+    } else if (NULL != job->client) {
+        spec->seq = orte_dvm_client_seq(job->client);
+        snprintf(jobid, sizeof(jobid), "%s.%u", orte_dvm_client_id(job->client), spec->seq);
     } else {
         uint8_t id[8];
         if (sizeof(id) != getrandom(id, sizeof(id), 0)) {
@@ -899,6 +907,14 @@ static int start_job(job_t *job, const opal_buffer_t *message)
         }
         return HERD_SUCCESS;
     }
+    if (NULL != job->client) {
+        rc = orte_dvm_client_launch(job->client, message->base, message->used, job_error_cb, job);
+        if (HERD_SUCCESS != rc) {
+            fprintf(stderr, "herdrun: cannot send the launch to the DVM: %s\n", opal_strerror(rc));
+            return HERD_ERR_SILENT;
+        }
+        return HERD_SUCCESS;
+    }
     opal_buffer_t inv, segment;
     opal_buffer_init(&inv);
     opal_buffer_init(&segment);
@@ -997,30 +1013,21 @@ bool orte_launch_local_possible(const orte_allocation_t *alloc)
            0 == strcmp(name, "127.0.0.1");
 }
 
-int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
-                          const orte_launch_options_t *options, int *exit_status)
+/* Run the job on a loop of our own (no DVM in this process): signals through our own pipe. */
+static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_options_t *options,
+                        int *exit_status)
 {
-    job_t job_storage, *job = &job_storage;
     struct sigaction sa, old_term, old_int, old_hup;
     int rc;
-    memset(job, 0, sizeof(*job));
-    job->alloc = alloc;
-    job->launch.radix = 32;
     job->signal_pipe[0] = job->signal_pipe[1] = -1;
     orte_orphans_adopt();
-    if (HERD_SUCCESS != (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false,
-                                                     &job->local_inv))) {
-        fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
-        return HERD_ERR_SILENT;
-    }
     if (HERD_SUCCESS != (rc = orte_overlay_base_open()) ||
         HERD_SUCCESS != (rc = orte_grpcomm_base_open())) {
         fprintf(stderr, "herdrun: no overlay or grpcomm component: %s\n", opal_strerror(rc));
-        orte_inventory_free(job->local_inv);
-        return HERD_ERR_SILENT;
+        rc = HERD_ERR_SILENT;
+        goto out;
     }
-    if (HERD_SUCCESS != (rc = opal_event_base_create(&job->base)) ||
-        0 != pipe2(job->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
+    if (0 != pipe2(job->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
         rc = HERD_ERR_IN_ERRNO;
         goto out;
     }
@@ -1063,11 +1070,49 @@ out:
             close(job->signal_pipe[i]);
         }
     }
-    if (NULL != job->base) {
-        opal_event_base_free(job->base);
-    }
     orte_grpcomm_base_close();
     orte_overlay_base_close();
-    orte_inventory_free(job->local_inv);
+    return rc;
+}
+
+int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
+                          const orte_launch_options_t *options, int *exit_status)
+{
+    job_t job;
+    int rc;
+    memset(&job, 0, sizeof(job));
+    job.alloc = alloc;
+    job.launch.radix = 32;
+    if (HERD_SUCCESS != (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false,
+                                                     &job.local_inv))) {
+        fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
+        return HERD_ERR_SILENT;
+    }
+    rc = opal_event_base_create(&job.base);
+    if (HERD_SUCCESS == rc) {
+        rc = run_own_loop(&job, spec, options, exit_status);
+        opal_event_base_free(job.base);
+    }
+    orte_inventory_free(job.local_inv);
+    return rc;
+}
+
+int orte_launch_run_client(const char *uri_file, orte_job_spec_t *spec,
+                           const orte_launch_options_t *options, int *exit_status)
+{
+    job_t job;
+    int rc;
+    memset(&job, 0, sizeof(job));
+    if (HERD_SUCCESS != (rc = opal_event_base_create(&job.base))) {
+        return rc;
+    }
+    rc = orte_dvm_client_connect(uri_file, job.base, &job.client);
+    if (HERD_SUCCESS == rc) {
+        job.alloc = orte_dvm_client_allocation(job.client);
+        job.launch.radix = orte_dvm_client_radix(job.client);
+        rc = run_own_loop(&job, spec, options, exit_status);
+        orte_dvm_client_close(job.client);
+    }
+    opal_event_base_free(job.base);
     return rc;
 }

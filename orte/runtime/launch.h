@@ -34,4 +34,9 @@ OPAL_EXPORT bool orte_launch_local_possible(const orte_allocation_t *alloc);
 OPAL_EXPORT int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
                                       const orte_launch_options_t *options, int *exit_status);
 
+/* The same on a running DVM (herd-dvm --report-uri FILE), reached as a tool: no daemon is
+ * started; the DVM's root only broadcasts the launch. */
+OPAL_EXPORT int orte_launch_run_client(const char *uri_file, orte_job_spec_t *spec,
+                                       const orte_launch_options_t *options, int *exit_status);
+
 #endif /* ORTE_RUNTIME_LAUNCH_H */

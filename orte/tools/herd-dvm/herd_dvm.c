@@ -17,6 +17,7 @@
 #include "opal/util/cmd_line.h"
 #include "opal/util/show_help.h"
 #include "orte/runtime/dvm.h"
+#include "orte/runtime/dvm_tool.h"
 
 static const char *help_file = "help-herd-dvm.txt";
 
@@ -196,6 +197,16 @@ int main(int argc, char *argv[])
         goto out_mca;
     }
     orte_dvm_root_report(dvm, stdout);
+    if (!opal_cmd_line_is_set(cmd, "exit-when-ready")) {
+        /* herdrun --dvm-uri runs jobs through it */
+        char *tool_path = NULL;
+        if (HERD_SUCCESS != orte_dvm_tool_server_start(dvm, &tool_path)) {
+            fprintf(stderr, "herd-dvm: cannot open the tool socket: %s\n", strerror(errno));
+            goto out_dvm;
+        }
+        orte_dvm_root_set_tool_path(dvm, tool_path);
+        free(tool_path);
+    }
     if (opal_cmd_line_is_set(cmd, "report-uri") &&
         HERD_SUCCESS != orte_dvm_root_write_uri(dvm, opal_cmd_line_get(cmd, "report-uri", 0, 0))) {
         goto out_dvm;
@@ -210,6 +221,7 @@ int main(int argc, char *argv[])
     status = (HERD_SUCCESS == orte_dvm_root_serve(dvm)) ? 0 : 1;
 
 out_dvm:
+    orte_dvm_tool_server_stop();
     orte_dvm_root_stop(dvm);
 out_mca:
     opal_mca_finalize();

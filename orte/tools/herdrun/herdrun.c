@@ -41,11 +41,6 @@ int main(int argc, char *argv[])
         status = 0;
         goto out;
     }
-    if (NULL != opts.dvm_uri) {
-        fprintf(stderr, "herdrun: --dvm-uri is not supported yet: run herdrun without it to "
-                        "start a DVM for the job\n");
-        goto out;
-    }
     /* the odls variables (kill grace) are read here too: register them */
     if (HERD_SUCCESS != opal_mca_framework_register(&orte_odls_base_framework) ||
         HERD_SUCCESS != orte_launch_register_params()) {
@@ -54,6 +49,14 @@ int main(int argc, char *argv[])
     orte_launch_options_t launch_options = {.report_usage_file = opts.report_usage_file,
                                             .verbose = opts.verbose};
     int job_status = 1;
+    if (NULL != opts.dvm_uri) {
+        /* a running DVM: no daemon to start */
+        if (HERD_SUCCESS == orte_launch_run_client(opts.dvm_uri, opts.spec, &launch_options,
+                                                   &job_status)) {
+            status = job_status;
+        }
+        goto out;
+    }
     /* this host alone: no node daemon to start, herdrun is the node's daemon */
     orte_allocation_t *alloc = NULL;
     if (HERD_SUCCESS != orte_ras_base_allocate(&alloc)) {

@@ -1,0 +1,44 @@
+/* Tools (herdrun --dvm-uri) using a running DVM (herd-dvm): the root listens on a Unix socket
+ * that only its own user may use; a tool asks for what it needs to plan a job (the allocation,
+ * the inventories, a job number), sends the launch message for the root to broadcast, and hears
+ * about daemons that cannot run its job. The tool drives the job itself (it is vpid 0 of the
+ * job's overlay), so the root runs any number of jobs without waiting on any. */
+#ifndef ORTE_RUNTIME_DVM_TOOL_H
+#define ORTE_RUNTIME_DVM_TOOL_H
+
+#include <stdint.h>
+
+#include "opal/event/event.h"
+#include "orte/mca/ras/ras.h"
+#include "orte/runtime/dvm.h"
+#include "orte/runtime/inventory.h"
+
+#define ORTE_DVM_TOOL_VERSION 1u
+#define ORTE_DVM_TOOL_MAX_FRAME (256u << 20)
+
+/* Root side: listen at $TMPDIR/herd-<uid>/dvm-<id>.sock (set *path, caller frees) and serve
+ * tools from the DVM's loop until orte_dvm_tool_server_stop(). */
+OPAL_EXPORT int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path);
+OPAL_EXPORT void orte_dvm_tool_server_stop(void);
+
+/* Tool side: what the DVM told us. */
+typedef struct orte_dvm_client orte_dvm_client_t;
+
+/* Read the contact file (as herd-dvm --report-uri writes it), connect, and get the DVM's
+ * description. Reports problems (naming the file and what to do) and returns HERD_ERR_SILENT. */
+OPAL_EXPORT int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
+                                        orte_dvm_client_t **client);
+OPAL_EXPORT void orte_dvm_client_close(orte_dvm_client_t *client);
+OPAL_EXPORT const orte_allocation_t *orte_dvm_client_allocation(const orte_dvm_client_t *client);
+OPAL_EXPORT const orte_inventory_t *orte_dvm_client_inventory(const orte_dvm_client_t *client,
+                                                              uint32_t node_index);
+OPAL_EXPORT uint32_t orte_dvm_client_radix(const orte_dvm_client_t *client);
+OPAL_EXPORT const char *orte_dvm_client_id(const orte_dvm_client_t *client);
+/* The job number the root reserved for this tool. */
+OPAL_EXPORT uint32_t orte_dvm_client_seq(const orte_dvm_client_t *client);
+/* Ask the root to broadcast this launch message. Job errors (and the loss of the DVM) arrive
+ * through cb, from the loop. */
+OPAL_EXPORT int orte_dvm_client_launch(orte_dvm_client_t *client, const void *message, size_t len,
+                                       orte_dvm_job_error_cb_t cb, void *arg);
+
+#endif /* ORTE_RUNTIME_DVM_TOOL_H */
