@@ -84,8 +84,8 @@ int opal_topology_load_local(hwloc_topology_t *topology)
 {
     char path[1024];
     const char *use = getenv("HERD_TOPOLOGY_CACHE");
-    bool cached = !(NULL != use && 0 == strcmp(use, "0")) &&
-                  HERD_SUCCESS == cache_path(path, sizeof(path));
+    bool cached =
+        !(NULL != use && 0 == strcmp(use, "0")) && HERD_SUCCESS == cache_path(path, sizeof(path));
     if (cached && HERD_SUCCESS == load_xml_file(path, topology)) {
         return HERD_SUCCESS;
     }

@@ -17,11 +17,11 @@
 
 /* Overlay tags of the DVM's own messages (grpcomm has its own range). */
 enum {
-    ORTE_DVM_TAG_COMMAND = 1, /* root -> daemon, via xcast: shutdown */
-    ORTE_DVM_TAG_LOST = 2,    /* daemon -> root: a neighbour's connection failed */
-    ORTE_DVM_TAG_XML_REQ = 3, /* root -> daemon: send your topology XML */
-    ORTE_DVM_TAG_XML = 4,     /* daemon -> root: the XML */
-    ORTE_DVM_TAG_JOINED = 5,  /* daemon -> root: connected (so a timeout names who did not) */
+    ORTE_DVM_TAG_COMMAND = 1,   /* root -> daemon, via xcast: shutdown */
+    ORTE_DVM_TAG_LOST = 2,      /* daemon -> root: a neighbour's connection failed */
+    ORTE_DVM_TAG_XML_REQ = 3,   /* root -> daemon: send your topology XML */
+    ORTE_DVM_TAG_XML = 4,       /* daemon -> root: the XML */
+    ORTE_DVM_TAG_JOINED = 5,    /* daemon -> root: connected (so a timeout names who did not) */
     ORTE_DVM_TAG_JOB_ERROR = 6, /* daemon -> root: {jobid, message}: a job could not start here */
 };
 
@@ -30,9 +30,9 @@ enum {
 #define ORTE_DVM_CMD_LAUNCH   2u /* then an orte_job_launch_t (orte/runtime/job.h) */
 
 /* How a session daemon learns what its daemon gives it (environment of `herdd --session`). */
-#define ORTE_SESSION_ENV_SEGMENT   "HERD_SESSION_SEGMENT"   /* the launch segment's name */
-#define ORTE_SESSION_ENV_LISTEN_FD "HERD_SESSION_LISTEN_FD" /* its static endpoint's listener */
-#define ORTE_SESSION_ENV_DAEMON    "HERD_SESSION_DAEMON_PID" /* die with this process */
+#define ORTE_SESSION_ENV_SEGMENT     "HERD_SESSION_SEGMENT"    /* the launch segment's name */
+#define ORTE_SESSION_ENV_LISTEN_FD   "HERD_SESSION_LISTEN_FD"  /* its static endpoint's listener */
+#define ORTE_SESSION_ENV_DAEMON      "HERD_SESSION_DAEMON_PID" /* die with this process */
 #define ORTE_SESSION_SEGMENT_VERSION 1u
 
 /* Root side: a daemon reports that job jobid could not start on its node (message is a whole
@@ -46,7 +46,7 @@ typedef void (*orte_dvm_signal_cb_t)(int signo, void *arg);
 typedef struct orte_dvm_options {
     bool display_allocation;
     bool display_topology;
-    const char *herdd;      /* daemon binary; default: next to the running tool */
+    const char *herdd; /* daemon binary; default: next to the running tool */
 } orte_dvm_options_t;
 
 typedef struct orte_dvm orte_dvm_t;

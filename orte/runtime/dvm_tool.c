@@ -209,8 +209,8 @@ static int handle_frame(tool_conn_t *conn, opal_buffer_t *frame)
                 rc = orte_job_launch_unpack(&check, orte_dvm_allocation(server.dvm)->num_nodes,
                                             &launch);
             }
-            if (HERD_SUCCESS == rc && (launch->spec->seq != conn->seq ||
-                                       0 != strcmp(launch->spec->jobid, jobid))) {
+            if (HERD_SUCCESS == rc &&
+                (launch->spec->seq != conn->seq || 0 != strcmp(launch->spec->jobid, jobid))) {
                 rc = HERD_ERR_BAD_PARAM;
             }
             orte_job_launch_free(launch);
@@ -335,8 +335,9 @@ int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
     server.dvm = dvm;
     server.listen_fd = fd;
     server.path = strdup(addr.sun_path);
-    int rc = opal_event_fd_create(orte_dvm_event_base(dvm), fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                  accept_cb, NULL, &server.listen_event);
+    int rc =
+        opal_event_fd_create(orte_dvm_event_base(dvm), fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                             accept_cb, NULL, &server.listen_event);
     if (HERD_SUCCESS != rc || NULL == server.path) {
         orte_dvm_tool_server_stop();
         return HERD_SUCCESS == rc ? HERD_ERR_OUT_OF_RESOURCE : rc;
@@ -394,9 +395,10 @@ static int read_contact(const char *uri_file, char **tool_path)
     FILE *f = fopen(uri_file, "r");
     char line[PATH_MAX + 16];
     if (NULL == f) {
-        fprintf(stderr, "herdrun: cannot read the DVM contact file %s: %s. Start a DVM with "
-                        "herd-dvm --report-uri %s --daemonize\n", uri_file, strerror(errno),
-                uri_file);
+        fprintf(stderr,
+                "herdrun: cannot read the DVM contact file %s: %s. Start a DVM with "
+                "herd-dvm --report-uri %s --daemonize\n",
+                uri_file, strerror(errno), uri_file);
         return HERD_ERR_SILENT;
     }
     *tool_path = NULL;
@@ -409,8 +411,10 @@ static int read_contact(const char *uri_file, char **tool_path)
     }
     fclose(f);
     if (NULL == *tool_path) {
-        fprintf(stderr, "herdrun: %s names no tool socket (no \"tool\" line): it is not a "
-                        "contact file written by this herd-dvm's --report-uri\n", uri_file);
+        fprintf(stderr,
+                "herdrun: %s names no tool socket (no \"tool\" line): it is not a "
+                "contact file written by this herd-dvm's --report-uri\n",
+                uri_file);
         return HERD_ERR_SILENT;
     }
     return HERD_SUCCESS;
@@ -433,8 +437,8 @@ static int read_frame_blocking(orte_dvm_client_t *client, opal_buffer_t *frame)
             client->in.data = grown;
             client->in.size = size;
         }
-        ssize_t n = read(client->fd, client->in.data + client->in.used,
-                         client->in.size - client->in.used);
+        ssize_t n =
+            read(client->fd, client->in.data + client->in.used, client->in.size - client->in.used);
         if (n < 0 && EINTR == errno) {
             continue;
         }
@@ -509,8 +513,7 @@ static void client_cb(int fd, short what, void *arg)
         opal_event_del(client->event);
         if (NULL != client->cb) {
             client->cb("?", "the DVM's root",
-                       "herdrun: the DVM (herd-dvm) went away while the job ran\n",
-                       client->cb_arg);
+                       "herdrun: the DVM (herd-dvm) went away while the job ran\n", client->cb_arg);
         }
     }
 }
@@ -532,8 +535,10 @@ int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
     client->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (client->fd < 0 || 0 != connect(client->fd, (struct sockaddr *) &addr, sizeof(addr))) {
-        fprintf(stderr, "herdrun: cannot reach the DVM of %s at %s: %s. Is herd-dvm still "
-                        "running, on this host?\n", uri_file, path, strerror(errno));
+        fprintf(stderr,
+                "herdrun: cannot reach the DVM of %s at %s: %s. Is herd-dvm still "
+                "running, on this host?\n",
+                uri_file, path, strerror(errno));
         free(path);
         orte_dvm_client_close(client);
         return HERD_ERR_SILENT;
@@ -559,13 +564,14 @@ int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
     opal_buffer_destruct(&frame);
     if (HERD_SUCCESS == rc) {
         fcntl(client->fd, F_SETFL, fcntl(client->fd, F_GETFL) | O_NONBLOCK);
-        rc = opal_event_fd_create(base, client->fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                  client_cb, client, &client->event);
+        rc = opal_event_fd_create(base, client->fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST, client_cb,
+                                  client, &client->event);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdrun: the DVM of %s did not answer as expected (%s); are herdrun "
-                        "and herd-dvm from the same installation?\n", uri_file,
-                opal_strerror(rc));
+        fprintf(stderr,
+                "herdrun: the DVM of %s did not answer as expected (%s); are herdrun "
+                "and herd-dvm from the same installation?\n",
+                uri_file, opal_strerror(rc));
         orte_dvm_client_close(client);
         return HERD_ERR_SILENT;
     }

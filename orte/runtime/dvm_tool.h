@@ -13,7 +13,7 @@
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/inventory.h"
 
-#define ORTE_DVM_TOOL_VERSION 1u
+#define ORTE_DVM_TOOL_VERSION   1u
 #define ORTE_DVM_TOOL_MAX_FRAME (256u << 20)
 
 /* Root side: listen at $TMPDIR/herd-<uid>/dvm-<id>.sock (set *path, caller frees) and serve

@@ -16,9 +16,9 @@ typedef struct orte_inventory {
     uint32_t num_packages;
     uint32_t num_cores;
     uint32_t num_pus;
-    char *signature;    /* identical for nodes with the same topology */
-    char *synthetic;    /* hwloc synthetic description, when the topology has one, else NULL */
-    char *xml;          /* full hwloc XML; NULL when not sent (the receiver has this signature) */
+    char *signature; /* identical for nodes with the same topology */
+    char *synthetic; /* hwloc synthetic description, when the topology has one, else NULL */
+    char *xml;       /* full hwloc XML; NULL when not sent (the receiver has this signature) */
     opal_fabric_record_t **fabric;
     size_t num_fabric;
     /* The node's static session endpoints: listeners its daemon holds for the session daemons
@@ -39,7 +39,6 @@ OPAL_EXPORT int orte_inventory_pack(opal_buffer_t *buffer, const orte_inventory_
 OPAL_EXPORT int orte_inventory_unpack(opal_buffer_t *buffer, orte_inventory_t **inventory);
 
 /* "2 packages, 16 cores, 32 hwthreads" into text. */
-OPAL_EXPORT void orte_inventory_summary(const orte_inventory_t *inventory, char *text,
-                                        size_t size);
+OPAL_EXPORT void orte_inventory_summary(const orte_inventory_t *inventory, char *text, size_t size);
 
 #endif /* ORTE_RUNTIME_INVENTORY_H */

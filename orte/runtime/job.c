@@ -180,8 +180,7 @@ int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **spec_out)
         goto err;
     }
     if (0 == spec->num_apps || spec->num_apps > ORTE_JOB_MAX_APPS || NULL == spec->jobid ||
-        '\0' == spec->jobid[0] ||
-        NULL != strchr(spec->jobid, '/')) {
+        '\0' == spec->jobid[0] || NULL != strchr(spec->jobid, '/')) {
         spec->num_apps = 0;
         rc = HERD_ERR_UNPACK_FAILURE;
         goto err;
@@ -262,8 +261,8 @@ int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch)
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, launch->radix)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->node_index,
                                                             launch->num_candidates)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->slots,
-                                                            launch->num_candidates)) ||
+        HERD_SUCCESS !=
+            (rc = opal_buffer_pack_uint32_array(buffer, launch->slots, launch->num_candidates)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->max_slots,
                                                             launch->num_candidates)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->participants,
@@ -285,20 +284,19 @@ int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
     }
     if (HERD_SUCCESS != (rc = orte_job_spec_unpack(buffer, &launch->spec)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &launch->radix)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->node_index,
-                                                              &n_index)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->slots,
-                                                              &n_slots)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->max_slots,
-                                                              &n_max)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->participants,
-                                                              &n_part)) ||
+        HERD_SUCCESS !=
+            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->node_index, &n_index)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->slots, &n_slots)) ||
+        HERD_SUCCESS !=
+            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->max_slots, &n_max)) ||
+        HERD_SUCCESS !=
+            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->participants, &n_part)) ||
         HERD_SUCCESS != (rc = unpack_argv(buffer, 2 * ORTE_JOB_MAX_APPS, &launch->xml_pairs))) {
         goto err;
     }
     rc = HERD_ERR_UNPACK_FAILURE;
-    if (0 == n_index || n_index != n_slots || n_index != n_max || 0 == n_part ||
-        n_part > n_index || n_index > num_dvm_nodes || 0 == launch->radix ||
+    if (0 == n_index || n_index != n_slots || n_index != n_max || 0 == n_part || n_part > n_index ||
+        n_index > num_dvm_nodes || 0 == launch->radix ||
         0 != opal_argv_count(launch->xml_pairs) % 2) {
         goto err;
     }

@@ -16,9 +16,9 @@
 #define ORTE_JOB_WIRE_VERSION 1u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
-#define ORTE_JOB_MAX_APPS    4096u
-#define ORTE_JOB_MAX_ARGS    65536u
-#define ORTE_JOB_MAX_HOSTS   (1u << 20)
+#define ORTE_JOB_MAX_APPS  4096u
+#define ORTE_JOB_MAX_ARGS  65536u
+#define ORTE_JOB_MAX_HOSTS (1u << 20)
 
 /* Job-wide flags (herdrun options). */
 #define ORTE_JOB_FLAG_DISPLAY_MAP     0x01u /* --display-map */
@@ -30,30 +30,30 @@
 
 /* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
 typedef struct orte_job_app {
-    char **argv;    /* NULL-terminated; argv[0] is the program as the user typed it */
-    char **env;     /* NULL-terminated "NAME=value" added to the procs' environment (-x) */
-    char *cwd;      /* --wdir, else herdrun's working directory */
-    uint32_t np;    /* -n; 0: every free slot (or what the mapping policy implies) */
-    char *map_by;   /* option values as the user gave them (NULL: default); parsed with */
-    char *rank_by;  /* orte_rmaps_policy_parse() */
+    char **argv;   /* NULL-terminated; argv[0] is the program as the user typed it */
+    char **env;    /* NULL-terminated "NAME=value" added to the procs' environment (-x) */
+    char *cwd;     /* --wdir, else herdrun's working directory */
+    uint32_t np;   /* -n; 0: every free slot (or what the mapping policy implies) */
+    char *map_by;  /* option values as the user gave them (NULL: default); parsed with */
+    char *rank_by; /* orte_rmaps_policy_parse() */
     char *bind_to;
     char **seq_hosts; /* --map-by seq: the hostfile's lines in order (NULL: every node once) */
 } orte_job_app_t;
 
 typedef struct orte_job_spec {
-    char *jobid;      /* unique in the DVM: "<dvm id>.<seq>" */
-    uint32_t seq;     /* the job's number in its DVM (1, 2, ...) */
+    char *jobid;  /* unique in the DVM: "<dvm id>.<seq>" */
+    uint32_t seq; /* the job's number in its DVM (1, 2, ...) */
     orte_job_app_t *apps;
     uint32_t num_apps;
-    char **hosts;     /* the nodes the job may use, by name (NULL: every node of the DVM) */
-    uint32_t flags;   /* ORTE_JOB_FLAG_* */
-    bool oversubscribe;   /* --oversubscribe: default OVERSUBSCRIBE modifier for every app */
-    bool nooversubscribe; /* --nooversubscribe */
-    uint32_t timeout;     /* --timeout seconds; 0: none */
-    char *errmgr;         /* errmgr component for the shepherd (NULL: by priority) */
+    char **hosts;          /* the nodes the job may use, by name (NULL: every node of the DVM) */
+    uint32_t flags;        /* ORTE_JOB_FLAG_* */
+    bool oversubscribe;    /* --oversubscribe: default OVERSUBSCRIBE modifier for every app */
+    bool nooversubscribe;  /* --nooversubscribe */
+    uint32_t timeout;      /* --timeout seconds; 0: none */
+    char *errmgr;          /* errmgr component for the shepherd (NULL: by priority) */
     int32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace; < 0: odls_base_kill_grace_ms */
-    char **mca;       /* "HERD_MCA_name=value" from --mca, given to session daemons and procs */
-    char *sink_uri;   /* where herdrun listens for the job's session daemons */
+    char **mca;     /* "HERD_MCA_name=value" from --mca, given to session daemons and procs */
+    char *sink_uri; /* where herdrun listens for the job's session daemons */
     uint8_t secret[ORTE_JOB_SECRET_BYTES]; /* of the job's overlay */
 } orte_job_spec_t;
 
@@ -74,13 +74,13 @@ OPAL_EXPORT int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **sp
  * herdrun). */
 typedef struct orte_job_launch {
     orte_job_spec_t *spec;
-    uint32_t radix;          /* of the job overlay's tree */
+    uint32_t radix; /* of the job overlay's tree */
     uint32_t num_candidates;
-    uint32_t *node_index;    /* per candidate: index of the node in the DVM (vpid - 1) */
-    uint32_t *slots;         /* per candidate, from the allocation */
+    uint32_t *node_index; /* per candidate: index of the node in the DVM (vpid - 1) */
+    uint32_t *slots;      /* per candidate, from the allocation */
     uint32_t *max_slots;
     uint32_t num_participants;
-    uint32_t *participants;  /* indexes into the candidates, ascending */
+    uint32_t *participants; /* indexes into the candidates, ascending */
     /* "signature", "hwloc XML", ... for real topologies the session daemons may not have
      * (only when the job's nodes do not all share one); NULL when none */
     char **xml_pairs;

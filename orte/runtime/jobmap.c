@@ -49,7 +49,8 @@ int orte_jobmap_nodes_build(orte_inventory_t *const *inventories, const uint32_t
             if (HERD_SUCCESS != rc) {
                 opal_output(OPAL_OUTPUT_STDERR,
                             "herd: the topology of node %s (signature %s) is %s; the job cannot "
-                            "be mapped", inv->node_name, inv->signature,
+                            "be mapped",
+                            inv->node_name, inv->signature,
                             HERD_ERR_NOT_FOUND == rc ? "not known here" : "unreadable");
                 rc = HERD_ERR_SILENT;
                 goto out;
@@ -92,8 +93,7 @@ int orte_jobmap_apps(const orte_job_spec_t *spec, orte_rmaps_app_t **apps_out)
     }
     for (uint32_t a = 0; a < spec->num_apps; ++a) {
         const orte_job_app_t *app = &spec->apps[a];
-        int rc = orte_rmaps_policy_parse(app->map_by, app->rank_by, app->bind_to,
-                                         &apps[a].policy);
+        int rc = orte_rmaps_policy_parse(app->map_by, app->rank_by, app->bind_to, &apps[a].policy);
         if (HERD_SUCCESS != rc) {
             free(apps);
             return rc;

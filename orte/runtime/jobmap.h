@@ -24,10 +24,9 @@ typedef struct orte_jobmap_nodes {
  * XML, else the XML xml_pairs ("signature", "xml", ...) give for the signature. The inventories
  * must outlive *nodes. Reports (naming the node) and returns HERD_ERR_SILENT when a topology is
  * missing or does not load. */
-OPAL_EXPORT int orte_jobmap_nodes_build(orte_inventory_t *const *inventories,
-                                        const uint32_t *slots, const uint32_t *max_slots,
-                                        uint32_t num, char *const *xml_pairs,
-                                        orte_jobmap_nodes_t *nodes);
+OPAL_EXPORT int orte_jobmap_nodes_build(orte_inventory_t *const *inventories, const uint32_t *slots,
+                                        const uint32_t *max_slots, uint32_t num,
+                                        char *const *xml_pairs, orte_jobmap_nodes_t *nodes);
 OPAL_EXPORT void orte_jobmap_nodes_destruct(orte_jobmap_nodes_t *nodes);
 
 /* The mapper's apps for the spec (policies parsed, --oversubscribe applied). *apps (free it)

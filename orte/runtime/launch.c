@@ -33,11 +33,11 @@
 #include "orte/util/radix.h"
 
 typedef struct job {
-    orte_dvm_t *dvm;              /* NULL: a one-node job of this host, run without a DVM */
-    orte_dvm_client_t *client;    /* a running DVM reached as a tool (--dvm-uri) */
+    orte_dvm_t *dvm;           /* NULL: a one-node job of this host, run without a DVM */
+    orte_dvm_client_t *client; /* a running DVM reached as a tool (--dvm-uri) */
     const orte_allocation_t *alloc;
-    orte_inventory_t *local_inv;  /* without a DVM: this node's */
-    pid_t session_pid;            /* without a DVM: the session daemon we forked */
+    orte_inventory_t *local_inv; /* without a DVM: this node's */
+    pid_t session_pid;           /* without a DVM: the session daemon we forked */
     int signal_pipe[2];
     opal_event_t *signal_event;
     opal_event_base_t *base;
@@ -91,7 +91,8 @@ static void check_finished(job_t *job)
 static void deadline_cb(int fd, short what, void *arg)
 {
     job_t *job = arg;
-    opal_output(OPAL_OUTPUT_STDERR, "herdrun: %u of %u session daemons did not report after the "
+    opal_output(OPAL_OUTPUT_STDERR,
+                "herdrun: %u of %u session daemons did not report after the "
                 "abort; giving up on them (their daemons remove them)",
                 job->size - 1 - job->num_eof, job->size - 1);
     job_finish(job);
@@ -168,8 +169,10 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
         HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &action) ||
         HERD_SUCCESS != orte_proc_record_unpack(&buffer, &r)) {
         opal_buffer_destruct(&buffer);
-        opal_output(OPAL_OUTPUT_STDERR, "herdrun: ignoring a malformed failure report from "
-                                        "session daemon %u", src);
+        opal_output(OPAL_OUTPUT_STDERR,
+                    "herdrun: ignoring a malformed failure report from "
+                    "session daemon %u",
+                    src);
         return;
     }
     opal_buffer_destruct(&buffer);
@@ -181,8 +184,10 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     orte_proc_record_describe(&r, how, sizeof(how));
     const char *then = (2u == action) ? "; the job goes on without it (errmgr continue)" : "";
     if (ORTE_PROC_LOST == r.state) {
-        fprintf(stderr, "herdrun: job %s: the session daemon on node %s was lost; its processes "
-                        "are gone%s\n", job->spec->jobid, node_name(job, r.node), then);
+        fprintf(stderr,
+                "herdrun: job %s: the session daemon on node %s was lost; its processes "
+                "are gone%s\n",
+                job->spec->jobid, node_name(job, r.node), then);
     } else if (UINT32_MAX == r.rank) {
         fprintf(stderr, "herdrun: job %s: the session daemon on node %s could not map the job\n",
                 job->spec->jobid, node_name(job, r.node));
@@ -202,6 +207,13 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
         job->aborting = true;
         arm(job->deadline_timer, (job->grace_ms > 0 ? job->grace_ms / 1000.0 : 0.0) + 5.0);
     }
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    uint32_t ra = ((const orte_proc_record_t *) a)->rank;
+    uint32_t rb = ((const orte_proc_record_t *) b)->rank;
+    return (ra > rb) - (ra < rb);
 }
 
 static void recv_report(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
@@ -227,6 +239,9 @@ static void recv_report(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, 
         job->num_report = i + 1;
     }
     opal_buffer_destruct(&buffer);
+    if (NULL != job->report) {
+        qsort(job->report, job->num_report, sizeof(*job->report), by_rank);
+    }
     if (0 == job->exit_status && 0 != status) {
         job->exit_status = status;
     }
@@ -266,9 +281,10 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
         }
     }
     if (cut > 0 && !job->start_failed) {
-        fprintf(stderr, "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
-                        "job\n", job->spec->jobid,
-                node_name(job, job->launch.participants[peer - 1]), reason);
+        fprintf(stderr,
+                "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
+                "job\n",
+                job->spec->jobid, node_name(job, job->launch.participants[peer - 1]), reason);
         if (0 == job->exit_status) {
             job->exit_status = 1;
         }
@@ -365,8 +381,7 @@ static void print_usage(job_t *job, FILE *out)
     uint64_t user = 0, sys = 0;
     int64_t rss = 0;
     double wall = 0;
-    fprintf(out, "Resource usage of job %s (%u processes):\n", job->spec->jobid,
-             job->num_report);
+    fprintf(out, "Resource usage of job %s (%u processes):\n", job->spec->jobid, job->num_report);
     fprintf(out, "  %6s  %-16s %8s  %-22s %9s %9s %9s %10s\n", "rank", "node", "pid", "status",
             "wall s", "user s", "sys s", "maxrss MB");
     for (uint32_t i = 0; i < job->num_report; ++i) {
@@ -397,9 +412,10 @@ static void print_usage(job_t *job, FILE *out)
             }
         }
         if (count > 0) {
-            fprintf(out, "    %-16s %6u processes  user %9.3f s  sys %9.3f s  maxrss sum %10.1f MB\n",
-                    node_name(job, c), count, seconds_of(nu), seconds_of(ns),
-                    (double) nr / 1024.0);
+            fprintf(out,
+                    "    %-16s %6u process%s  user %9.3f s  sys %9.3f s  maxrss sum %10.1f MB\n",
+                    node_name(job, c), count, 1 == count ? "  " : "es", seconds_of(nu),
+                    seconds_of(ns), (double) nr / 1024.0);
         }
     }
     for (uint32_t i = 0; i < job->num_report; ++i) {
@@ -410,8 +426,9 @@ static void print_usage(job_t *job, FILE *out)
             wall = (double) job->report[i].wall_ns / 1e9;
         }
     }
-    fprintf(out, "  job: %u processes, longest wall %.3f s, user %.3f s, sys %.3f s, maxrss sum "
-                 "%.1f MB, exit status %d\n",
+    fprintf(out,
+            "  job: %u processes, longest wall %.3f s, user %.3f s, sys %.3f s, maxrss sum "
+            "%.1f MB, exit status %d\n",
             job->num_report, wall, seconds_of(user), seconds_of(sys), (double) rss / 1024.0,
             job->exit_status);
 }
@@ -446,12 +463,14 @@ static int write_usage_json(job_t *job, const char *path)
         const orte_proc_record_t *r = &job->report[i];
         fprintf(out, "    {\"rank\": %u, \"node\": ", r->rank);
         json_string(out, node_name(job, r->node));
-        fprintf(out, ", \"pid\": %d, \"state\": \"%s\", \"exit_code\": %d, \"signal\": %d, "
-                     "\"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"max_rss_kb\": %" PRId64
-                     "}%s\n",
+        fprintf(out,
+                ", \"pid\": %d, \"state\": \"%s\", \"exit_code\": %d, \"signal\": %d, "
+                "\"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"max_rss_kb\": %" PRId64
+                "}%s\n",
                 (int) r->pid,
                 ORTE_PROC_EXITED == r->state ? (r->signaled ? "signaled" : "exited")
-                : ORTE_PROC_LOST == r->state ? "lost" : "not_started",
+                : ORTE_PROC_LOST == r->state ? "lost"
+                                             : "not_started",
                 r->signaled ? 0 : r->exit_code, r->signaled ? r->signo : 0,
                 (double) r->wall_ns / 1e9, seconds_of(r->user_us), seconds_of(r->sys_us),
                 r->max_rss_kb, i + 1 < job->num_report ? "," : "");
@@ -480,12 +499,15 @@ static int write_usage_json(job_t *job, const char *path)
         }
         fprintf(out, "%s    {\"node\": ", first ? "" : ",\n");
         json_string(out, node_name(job, c));
-        fprintf(out, ", \"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
-                     "\"max_rss_kb_sum\": %" PRId64 "}", count, seconds_of(nu), seconds_of(ns), nr);
+        fprintf(out,
+                ", \"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
+                "\"max_rss_kb_sum\": %" PRId64 "}",
+                count, seconds_of(nu), seconds_of(ns), nr);
         first = false;
     }
-    fprintf(out, "\n  ],\n  \"job\": {\"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
-                 "\"max_rss_kb_sum\": %" PRId64 "}\n}\n",
+    fprintf(out,
+            "\n  ],\n  \"job\": {\"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
+            "\"max_rss_kb_sum\": %" PRId64 "}\n}\n",
             job->num_report, seconds_of(tu), seconds_of(ts), tr);
     if (0 != fclose(out)) {
         fprintf(stderr, "herdrun: cannot write the usage report to %s: %s\n", path,
@@ -520,7 +542,9 @@ static int never_emitted(const orte_rmaps_proc_t *proc, void *cbdata)
 /* Which candidates get processes (and an impossible map reported now, before anything runs). */
 static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *apps)
 {
-    orte_rmaps_job_t mjob = {.nodes = nodes->nodes, .num_nodes = nodes->num, .apps = apps,
+    orte_rmaps_job_t mjob = {.nodes = nodes->nodes,
+                             .num_nodes = nodes->num,
+                             .apps = apps,
                              .num_apps = job->spec->num_apps,
                              .explain = 0 != (job->spec->flags & ORTE_JOB_FLAG_EXPLAIN)};
     plan_counts_t counts = {.per_node = calloc(nodes->num, sizeof(uint32_t)),
@@ -595,8 +619,10 @@ static int choose_candidates(job_t *job)
             known = 0 == strcmp(alloc->nodes[i].name, *h);
         }
         if (!known) {
-            fprintf(stderr, "herdrun: --host names %s, which is not a node of the DVM; use "
-                            "one of its nodes (herd-dvm --display-allocation lists them)\n", *h);
+            fprintf(stderr,
+                    "herdrun: --host names %s, which is not a node of the DVM; use "
+                    "one of its nodes (herd-dvm --display-allocation lists them)\n",
+                    *h);
             return HERD_ERR_SILENT;
         }
     }
@@ -665,8 +691,11 @@ static void grpcomm_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
 
 static int open_sink(job_t *job)
 {
-    orte_overlay_config_t config = {.base = job->base, .vpid = 0, .num_daemons = job->size,
-                                    .radix = job->launch.radix, .dvm_id = job->spec->jobid};
+    orte_overlay_config_t config = {.base = job->base,
+                                    .vpid = 0,
+                                    .num_daemons = job->size,
+                                    .radix = job->launch.radix,
+                                    .dvm_id = job->spec->jobid};
     memcpy(config.secret, job->spec->secret, sizeof(config.secret));
     job->ovl = orte_overlay_base_module();
     int rc = job->ovl->init(&config, &job->overlay);
@@ -688,8 +717,10 @@ static int open_sink(job_t *job)
         }
     }
     job->gc = orte_grpcomm_base_module();
-    orte_grpcomm_transport_t transport = {.me = 0, .num_daemons = job->size,
-                                          .radix = job->launch.radix, .send = grpcomm_send,
+    orte_grpcomm_transport_t transport = {.me = 0,
+                                          .num_daemons = job->size,
+                                          .radix = job->launch.radix,
+                                          .send = grpcomm_send,
                                           .ctx = job};
     rc = job->gc->create(&transport, &job->grpcomm);
     for (uint16_t t = 0; HERD_SUCCESS == rc && t < ORTE_GRPCOMM_NUM_TAGS; ++t) {
@@ -723,8 +754,8 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     job->spec = spec;
     job->options = options;
     job->launch.spec = spec;
-    job->grace_ms = (spec->kill_grace_ms >= 0) ? spec->kill_grace_ms
-                                               : orte_odls_base_kill_grace_ms();
+    job->grace_ms =
+        (spec->kill_grace_ms >= 0) ? spec->kill_grace_ms : orte_odls_base_kill_grace_ms();
     spec->kill_grace_ms = job->grace_ms;
 
     char jobid[128];
@@ -770,10 +801,9 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         rc = HERD_ERR_SILENT;
         goto out;
     }
-    if (HERD_SUCCESS != (rc = orte_jobmap_nodes_build(inventories, job->launch.slots,
-                                                      job->launch.max_slots,
-                                                      job->launch.num_candidates, all_pairs,
-                                                      &nodes)) ||
+    if (HERD_SUCCESS !=
+            (rc = orte_jobmap_nodes_build(inventories, job->launch.slots, job->launch.max_slots,
+                                          job->launch.num_candidates, all_pairs, &nodes)) ||
         HERD_SUCCESS != (rc = orte_jobmap_apps(spec, &apps)) ||
         HERD_SUCCESS != (rc = plan_job(job, &nodes, apps))) {
         goto out;
@@ -806,8 +836,8 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     }
     if (HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, deadline_cb, job,
                                                       &job->deadline_timer)) ||
-        HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, grace_cb, job,
-                                                      &job->grace_timer)) ||
+        HERD_SUCCESS !=
+            (rc = opal_event_timer_create(job->base, false, grace_cb, job, &job->grace_timer)) ||
         HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, timeout_cb, job,
                                                       &job->timeout_timer))) {
         goto out;
@@ -866,12 +896,12 @@ out:
         for (uint32_t c = 0; c < job->launch.num_candidates && NULL != spec->jobid; ++c) {
             char name[256], launch_tag[300];
             snprintf(launch_tag, sizeof(launch_tag), "%s.launch", spec->jobid);
-            if (HERD_SUCCESS == orte_jobdb_segment_name(spec->jobid, job->candidate_names[c],
-                                                        name, sizeof(name))) {
+            if (HERD_SUCCESS ==
+                orte_jobdb_segment_name(spec->jobid, job->candidate_names[c], name, sizeof(name))) {
                 shm_unlink(name);
             }
-            if (HERD_SUCCESS == orte_jobdb_segment_name(launch_tag, job->candidate_names[c],
-                                                        name, sizeof(name))) {
+            if (HERD_SUCCESS ==
+                orte_jobdb_segment_name(launch_tag, job->candidate_names[c], name, sizeof(name))) {
                 shm_unlink(name);
             }
         }
@@ -1083,8 +1113,8 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     memset(&job, 0, sizeof(job));
     job.alloc = alloc;
     job.launch.radix = 32;
-    if (HERD_SUCCESS != (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false,
-                                                     &job.local_inv))) {
+    if (HERD_SUCCESS !=
+        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false, &job.local_inv))) {
         fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
         return HERD_ERR_SILENT;
     }

@@ -39,7 +39,7 @@ typedef struct session {
     char *node_name;
     uint32_t my_candidate;
     orte_vpid_t vpid;
-    uint32_t size; /* participants + herdrun */
+    uint32_t size;                  /* participants + herdrun */
     orte_inventory_t **inventories; /* per candidate */
     orte_jobmap_nodes_t nodes;
     orte_rmaps_app_t *apps;
@@ -231,7 +231,8 @@ static void output_cb(int fd, short what, void *arg)
  * herdrun that nothing more comes from here (after our last output, on the same route). */
 static void finish_local(session_t *s)
 {
-    if (s->done_sent || !s->mapping_done || (NULL != s->procs && s->odls->num_alive(s->procs) > 0)) {
+    if (s->done_sent || !s->mapping_done ||
+        (NULL != s->procs && s->odls->num_alive(s->procs) > 0)) {
         return;
     }
     s->done_sent = true;
@@ -388,7 +389,8 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     opal_buffer_t buffer;
     orte_proc_record_t record;
     opal_buffer_init(&buffer);
-    if (ORTE_SESSION_SHEPHERD == s->vpid && HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+    if (ORTE_SESSION_SHEPHERD == s->vpid &&
+        HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
         HERD_SUCCESS == orte_proc_record_unpack(&buffer, &record)) {
         shepherd_failure(s, &record);
     }
@@ -432,10 +434,10 @@ static void recv_lost(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, co
     uint32_t vpid = 0;
     char *reason = NULL;
     opal_buffer_init(&buffer);
-    if (ORTE_SESSION_SHEPHERD == s->vpid && HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+    if (ORTE_SESSION_SHEPHERD == s->vpid &&
+        HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
         HERD_SUCCESS == opal_buffer_unpack_uint32(&buffer, &vpid) &&
-        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &reason) && vpid > 0 &&
-        vpid < s->size) {
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &reason) && vpid > 0 && vpid < s->size) {
         shepherd_lost(s, vpid, NULL != reason ? reason : "");
     }
     free(reason);
@@ -599,7 +601,7 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         orte_rmaps_binding_line(s->node_name, proc, line, sizeof(line));
         fprintf(stderr, "%s%s\n", line,
                 (proc->bound && s->nodes.simulated[proc->node]) ? " [simulated node: not applied]"
-                                                                 : "");
+                                                                : "");
     }
     if (s->aborting) {
         r->state = ORTE_PROC_START_FAILED;
@@ -668,8 +670,10 @@ static void map_and_launch(session_t *s)
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "session daemon on %s: mapping job %s failed: %s\n", s->node_name,
                 s->spec->jobid, opal_strerror(rc));
-        orte_proc_record_t record = {.rank = UINT32_MAX, .node = s->my_candidate,
-                                     .state = ORTE_PROC_START_FAILED, .exit_code = 1};
+        orte_proc_record_t record = {.rank = UINT32_MAX,
+                                     .node = s->my_candidate,
+                                     .state = ORTE_PROC_START_FAILED,
+                                     .exit_code = 1};
         send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, &record);
         s->aborting = true;
         if (NULL != s->procs) {
@@ -706,14 +710,15 @@ static bool check_programs(session_t *s)
             path = getenv("PATH");
         }
         char *resolved = NULL;
-        if (HERD_SUCCESS != orte_odls_base_check_program(app->argv[0], path, app->cwd,
-                                                         s->node_name, &resolved)) {
+        if (HERD_SUCCESS !=
+            orte_odls_base_check_program(app->argv[0], path, app->cwd, s->node_name, &resolved)) {
             ok = false;
         }
         free(resolved);
         if (NULL != app->cwd && 0 != access(app->cwd, X_OK)) {
-            fprintf(stderr, "herdrun: the working directory %s of app %u (%s) is not usable on "
-                            "node %s: %s. Use --wdir with a directory that exists there.\n",
+            fprintf(stderr,
+                    "herdrun: the working directory %s of app %u (%s) is not usable on "
+                    "node %s: %s. Use --wdir with a directory that exists there.\n",
                     app->cwd, a, app->argv[0], s->node_name, strerror(errno));
             ok = false;
         }
@@ -827,7 +832,8 @@ static int build_proc_env(session_t *s)
     for (char **e = environ; NULL != *e; ++e) {
         if (0 == strncmp(*e, "HERD_DVM_", 9) || 0 == strncmp(*e, "HERD_SESSION_", 13) ||
             0 == strncmp(*e, "HWLOC_PLUGINS_PATH=", 19) ||
-            0 == strncmp(*e, OPAL_TOPOLOGY_DEFAULT_MARK "=", strlen(OPAL_TOPOLOGY_DEFAULT_MARK) + 1) ||
+            0 == strncmp(*e, OPAL_TOPOLOGY_DEFAULT_MARK "=",
+                         strlen(OPAL_TOPOLOGY_DEFAULT_MARK) + 1) ||
             (our_blacklist && 0 == strncmp(*e, "HWLOC_PLUGINS_BLACKLIST=", 24))) {
             continue;
         }
@@ -901,12 +907,14 @@ static int start_overlay(session_t *s, int listen_fd)
     const struct {
         uint16_t tag;
         orte_overlay_recv_cb_t cb;
-    } handlers[] = {{ORTE_SESSION_TAG_FAILURE, recv_failure}, {ORTE_SESSION_TAG_ABORT, recv_abort},
-                    {ORTE_SESSION_TAG_SIGNAL, recv_signal},   {ORTE_SESSION_TAG_DONE, recv_done},
+    } handlers[] = {{ORTE_SESSION_TAG_FAILURE, recv_failure},
+                    {ORTE_SESSION_TAG_ABORT, recv_abort},
+                    {ORTE_SESSION_TAG_SIGNAL, recv_signal},
+                    {ORTE_SESSION_TAG_DONE, recv_done},
                     {ORTE_SESSION_TAG_LOST, recv_lost}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
-        if (HERD_SUCCESS != (rc = s->ovl->register_recv(s->overlay, handlers[i].tag,
-                                                         handlers[i].cb, s))) {
+        if (HERD_SUCCESS !=
+            (rc = s->ovl->register_recv(s->overlay, handlers[i].tag, handlers[i].cb, s))) {
             return rc;
         }
     }
@@ -914,13 +922,15 @@ static int start_overlay(session_t *s, int listen_fd)
         return rc;
     }
     s->gc = orte_grpcomm_base_module();
-    orte_grpcomm_transport_t transport = {.me = s->vpid, .num_daemons = s->size,
-                                          .radix = s->launch->radix, .send = grpcomm_send,
+    orte_grpcomm_transport_t transport = {.me = s->vpid,
+                                          .num_daemons = s->size,
+                                          .radix = s->launch->radix,
+                                          .send = grpcomm_send,
                                           .ctx = s};
     rc = s->gc->create(&transport, &s->grpcomm);
     for (uint16_t t = 0; HERD_SUCCESS == rc && t < ORTE_GRPCOMM_NUM_TAGS; ++t) {
-        rc = s->ovl->register_recv(s->overlay, (uint16_t) (ORTE_GRPCOMM_TAG_BASE + t),
-                                   grpcomm_recv, s);
+        rc = s->ovl->register_recv(s->overlay, (uint16_t) (ORTE_GRPCOMM_TAG_BASE + t), grpcomm_recv,
+                                   s);
     }
     if (HERD_SUCCESS != rc) {
         return rc;
@@ -1052,17 +1062,16 @@ static int session_run(opal_buffer_t *segment, int listen_fd)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (HERD_SUCCESS != (rc = opal_event_fd_create(s->base, s->signal_pipe[0],
-                                                   OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                                   signal_cb, s, &s->signal_event))) {
+    if (HERD_SUCCESS !=
+        (rc = opal_event_fd_create(s->base, s->signal_pipe[0], OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                                   signal_cb, s, &s->signal_event))) {
         goto out;
     }
     opal_event_add(s->signal_event, NULL);
     if (HERD_SUCCESS != (rc = build_proc_env(s)) ||
-        HERD_SUCCESS != (rc = orte_jobmap_nodes_build(s->inventories, s->launch->slots,
-                                                      s->launch->max_slots,
-                                                      s->launch->num_candidates,
-                                                      s->launch->xml_pairs, &s->nodes)) ||
+        HERD_SUCCESS != (rc = orte_jobmap_nodes_build(
+                             s->inventories, s->launch->slots, s->launch->max_slots,
+                             s->launch->num_candidates, s->launch->xml_pairs, &s->nodes)) ||
         HERD_SUCCESS != (rc = orte_jobmap_apps(s->spec, &s->apps)) ||
         HERD_SUCCESS != (rc = orte_rmaps_base_open()) ||
         HERD_SUCCESS != (rc = orte_odls_base_open())) {
@@ -1076,16 +1085,16 @@ static int session_run(opal_buffer_t *segment, int listen_fd)
         }
         s->finished = calloc(s->size, sizeof(*s->finished));
         if (NULL == s->finished || HERD_SUCCESS != (rc = orte_errmgr_base_open())) {
-            fprintf(stderr, "herdd --session on %s: no error manager for job %s\n",
-                    s->node_name, s->spec->jobid);
+            fprintf(stderr, "herdd --session on %s: no error manager for job %s\n", s->node_name,
+                    s->spec->jobid);
             rc = (NULL == s->finished) ? HERD_ERR_OUT_OF_RESOURCE : HERD_ERR_NOT_FOUND;
             goto out;
         }
         s->errmgr = orte_errmgr_base_module();
     }
     s->odls = orte_odls_base_module();
-    orte_odls_callbacks_t callbacks = {.proc_exited = proc_exited, .all_exited = all_exited,
-                                       .cbdata = s};
+    orte_odls_callbacks_t callbacks = {
+        .proc_exited = proc_exited, .all_exited = all_exited, .cbdata = s};
     if (HERD_SUCCESS != (rc = s->odls->create(s->base, &callbacks, &s->procs)) ||
         HERD_SUCCESS != (rc = start_overlay(s, listen_fd))) {
         fprintf(stderr, "herdd --session on %s: cannot join job %s: %s\n", s->node_name,
@@ -1128,7 +1137,7 @@ int orte_session_main(void)
     int listen_fd = (NULL != fd_text) ? (int) strtol(fd_text, NULL, 10) : -1;
     opal_buffer_init(&segment);
     int rc = (NULL == segment_name || listen_fd < 0) ? HERD_ERR_BAD_PARAM
-                                                      : read_segment(segment_name, &segment);
+                                                     : read_segment(segment_name, &segment);
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
                 NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
@@ -1155,8 +1164,8 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent)
     return status;
 }
 
-int orte_session_segment_pack(opal_buffer_t *buffer, const char *node_name,
-                              uint32_t my_candidate, const void *launch, size_t launch_len,
+int orte_session_segment_pack(opal_buffer_t *buffer, const char *node_name, uint32_t my_candidate,
+                              const void *launch, size_t launch_len,
                               const uint8_t *const *inventories, const size_t *lengths,
                               uint32_t num_candidates, const char *signature, const char *xml)
 {

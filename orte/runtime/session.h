@@ -43,9 +43,9 @@ typedef struct orte_proc_record {
     uint32_t node; /* candidate index of its node in the job */
     uint32_t app;
     int32_t pid;
-    uint8_t state;   /* orte_proc_state_t */
+    uint8_t state; /* orte_proc_state_t */
     bool signaled;
-    bool aborted;    /* ended because the job was being aborted, not on its own */
+    bool aborted; /* ended because the job was being aborted, not on its own */
     int32_t exit_code;
     int32_t signo;
     uint64_t wall_ns;

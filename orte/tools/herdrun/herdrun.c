@@ -51,8 +51,8 @@ int main(int argc, char *argv[])
     int job_status = 1;
     if (NULL != opts.dvm_uri) {
         /* a running DVM: no daemon to start */
-        if (HERD_SUCCESS == orte_launch_run_client(opts.dvm_uri, opts.spec, &launch_options,
-                                                   &job_status)) {
+        if (HERD_SUCCESS ==
+            orte_launch_run_client(opts.dvm_uri, opts.spec, &launch_options, &job_status)) {
             status = job_status;
         }
         goto out;
@@ -63,8 +63,7 @@ int main(int argc, char *argv[])
         goto out; /* reported: a bad hostfile, an unknown host list, ... */
     }
     if (orte_launch_local_possible(alloc)) {
-        if (HERD_SUCCESS == orte_launch_run_local(alloc, opts.spec, &launch_options,
-                                                  &job_status)) {
+        if (HERD_SUCCESS == orte_launch_run_local(alloc, opts.spec, &launch_options, &job_status)) {
             status = job_status;
         }
         orte_allocation_free(alloc);
