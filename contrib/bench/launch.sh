@@ -226,11 +226,32 @@ message_table() {
     esac
 }
 
+# How long each launcher takes to notice a failed process, stop the job and exit: rank 1 exits
+# with status 1 at once while rank 0 would sleep 5 s (a launcher that waits for it shows ~5000). The command is wrapped in sh so that a
+# launcher's non-zero exit (what it must do here) counts as success; the wrapper costs every
+# launcher the same. Compare with the -n 2 launch of the table above (not timed here).
+abort_table() {
+    job='r=${HERD_RANK:-${OMPI_COMM_WORLD_RANK:-$PMI_RANK}}; [ "$r" = 1 ] && exit 1; exec sleep 5'
+    wrap='"$@"; [ $? -ne 0 ]'
+    echo "abort: -n 2, rank 1 exits 1 at once, rank 0 sleeps 5 s; wall time in ms until the"
+    echo "launcher exits (median / best of $REPS)"
+    [ -n "$HERDRUN" ] && measure aborth 2 sh -c "$wrap" sh "$HERDRUN" -n 2 sh -c "$job"
+    # shellcheck disable=SC2086 # the flags are words
+    [ -n "$MPIRUN" ] && measure aborto 2 sh -c "$wrap" sh "$MPIRUN" $MPIRUN_FLAGS -n 2 sh -c "$job"
+    # shellcheck disable=SC2086
+    [ -n "$HYDRA" ] && measure aborty 2 sh -c "$wrap" sh "$HYDRA" $HYDRA_FLAGS -n 2 sh -c "$job"
+    printf '  herdrun: %s   mpirun: %s   hydra: %s\n' "${cell_aborth_2:-n/a}" \
+        "${cell_aborto_2:-n/a}" "${cell_aborty_2:-n/a}"
+    echo "  target: herdrun gone within 200 ms of the failure (launch included here)"
+}
+
 if [ "$MESSAGE_ONLY" = yes ]; then
     message_table
     exit 0
 fi
 launch_table
+echo
+abort_table
 if [ "${LAUNCH_BENCH_MSG:-0}" = 1 ]; then
     echo
     message_table
