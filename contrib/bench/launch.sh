@@ -227,9 +227,10 @@ message_table() {
 }
 
 # How long each launcher takes to notice a failed process, stop the job and exit: rank 1 exits
-# with status 1 at once while rank 0 would sleep 5 s (a launcher that waits for it shows ~5000). The command is wrapped in sh so that a
-# launcher's non-zero exit (what it must do here) counts as success; the wrapper costs every
-# launcher the same. Compare with the -n 2 launch of the table above (not timed here).
+# with status 1 at once while rank 0 would sleep 5 s (a launcher that waits for it shows
+# ~5000). The command is wrapped in sh so that a launcher's non-zero exit (what it must do
+# here) counts as success; the wrapper costs every launcher the same. Compare with the -n 2
+# launch of the table above (not timed here).
 abort_table() {
     job='r=${HERD_RANK:-${OMPI_COMM_WORLD_RANK:-$PMI_RANK}}; [ "$r" = 1 ] && exit 1; exec sleep 5'
     wrap='"$@"; [ $? -ne 0 ]'
