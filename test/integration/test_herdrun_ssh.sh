@@ -106,8 +106,9 @@ expect_eq "the ranks on the other hosts are gone when herdrun returns" "$(
 expect_eq "the 5 other ranks were killed (--report-usage: signaled)" \
     "$(grep -cE '"rank": [0-35],.*"state": "signaled"' "$WORK/usage.json")" 5
 expect_eq "--report-usage names each rank's host" "$(
-    grep -oE '"rank": [0-5], "node": "n[1-3]"' "$WORK/usage.json" | tr -dc '0-9n\n' | sort |
-        tr '\n' ' ')" "0n1 1n1 2n2 3n2 4n3 5n3 "
+    grep -oE '"rank": [0-5], "node": "n[1-3]"' "$WORK/usage.json" |
+        sed 's/"rank": \([0-5]\), "node": "\(n[1-3]\)"/\1:\2/' | sort | tr '\n' ' ')" \
+    "0:n1 1:n1 2:n2 3:n2 4:n3 5:n3 "
 after_job "a failure on n3"
 
 # --- a host without the program: named, nothing starts on the others --------------------------
