@@ -281,10 +281,15 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
         }
     }
     if (cut > 0 && !job->start_failed) {
-        fprintf(stderr,
-                "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
-                "job\n",
-                job->spec->jobid, node_name(job, job->launch.participants[peer - 1]), reason);
+        /* one that said goodbye was told to stop (its node daemon is going away, and says
+         * why); one that vanished is news */
+        if (HERD_SUCCESS != status) {
+            fprintf(stderr,
+                    "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
+                    "job\n",
+                    job->spec->jobid, node_name(job, job->launch.participants[peer - 1]),
+                    reason);
+        }
         if (0 == job->exit_status) {
             job->exit_status = 1;
         }
@@ -298,12 +303,37 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
 static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbdata)
 {
     job_t *job = cbdata;
-    bool ok = HERD_SUCCESS == status;
-    for (uint32_t v = 0; ok && v < result->num_blobs; ++v) {
-        ok = 0 == result->blobs[v].len;
+    uint32_t failed = 0;
+    char **others = NULL;
+    for (uint32_t v = 1; HERD_SUCCESS == status && v < result->num_blobs && v < job->size; ++v) {
+        if (0 == result->blobs[v].len) {
+            continue;
+        }
+        const char *node = node_name(job, job->launch.participants[v - 1]);
+        if (0 == failed++) {
+            /* the first node's words in full; the others would say the same of themselves */
+            fwrite(result->blobs[v].data, 1, result->blobs[v].len, stderr);
+        } else if (failed <= 11) {
+            opal_argv_append(&others, failed <= 10 ? node : "...");
+        }
     }
-    if (!ok) {
-        /* the session daemons printed why (it arrives as their output); nothing started */
+    if (HERD_SUCCESS != status) {
+        fprintf(stderr,
+                "herdrun: job %s: the session daemons could not agree that the job can start "
+                "(%s)\n",
+                job->spec->jobid, opal_strerror(status));
+        failed = 1;
+    }
+    if (failed > 1) {
+        char *list = opal_argv_join(others, ' ');
+        fprintf(stderr, "herdrun: the same check failed on %u more node%s: %s\n", failed - 1,
+                2 == failed ? "" : "s", NULL != list ? list : "");
+        free(list);
+    }
+    opal_argv_free(others);
+    fflush(stderr);
+    if (failed > 0) {
+        /* nothing started anywhere */
         job->start_failed = true;
         if (0 == job->exit_status) {
             job->exit_status = 1;

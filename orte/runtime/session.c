@@ -699,32 +699,96 @@ static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbda
     map_and_launch(s);
 }
 
-/* Every program of the job must be there before anything starts. */
-static bool check_programs(session_t *s)
+static int plan_only(uint32_t num_procs, const uint32_t *per_node, void *cbdata)
 {
-    bool ok = true;
+    return HERD_ERR_TAKE_NEXT; /* the counts are all we wanted */
+}
+
+/* Which apps have processes on this node (planning only: O(nodes)). NULL when planning fails:
+ * then every app is checked. */
+static bool *local_apps(session_t *s)
+{
+    uint32_t napps = s->spec->num_apps, nnodes = s->nodes.num;
+    uint32_t *counts = calloc((size_t) napps * nnodes, sizeof(*counts));
+    bool *local = calloc(napps, sizeof(*local));
+    uint32_t num_procs = 0;
+    if (NULL == counts || NULL == local) {
+        free(counts);
+        free(local);
+        return NULL;
+    }
+    orte_rmaps_job_t job = {.nodes = s->nodes.nodes, .num_nodes = nnodes, .apps = s->apps,
+                            .num_apps = napps, .planned = plan_only,
+                            .app_node_counts = counts};
+    int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
+    for (uint32_t a = 0; a < napps; ++a) {
+        local[a] = HERD_ERR_TAKE_NEXT != rc || counts[(size_t) a * nnodes + s->my_candidate] > 0;
+    }
+    free(counts);
+    return local;
+}
+
+/* Every program with processes here must be there before anything starts anywhere. What is
+ * wrong goes to herdrun in the check's allgather (not as output), so it can say it once for
+ * all nodes. Returns the messages (empty: fine); NULL when out of memory. */
+static char *check_programs(session_t *s)
+{
+    bool *local = local_apps(s);
+    int saved = dup(STDERR_FILENO);
+    int capture[2] = {-1, -1};
+    fflush(stderr);
+    if (saved >= 0 && 0 == pipe2(capture, O_CLOEXEC)) {
+        fcntl(capture[1], F_SETPIPE_SZ, 1 << 20);
+        fcntl(capture[1], F_SETFL, O_NONBLOCK);
+        dup2(capture[1], STDERR_FILENO);
+        close(capture[1]);
+    }
     for (uint32_t a = 0; a < s->spec->num_apps; ++a) {
         const orte_job_app_t *app = &s->spec->apps[a];
+        if (NULL != local && !local[a]) {
+            continue;
+        }
         const char *path = orte_odls_base_env_path(app->env);
         if (NULL == path) {
             path = getenv("PATH");
         }
         char *resolved = NULL;
-        if (HERD_SUCCESS !=
-            orte_odls_base_check_program(app->argv[0], path, app->cwd, s->node_name, &resolved)) {
-            ok = false;
-        }
+        orte_odls_base_check_program(app->argv[0], path, app->cwd, s->node_name, &resolved);
         free(resolved);
         if (NULL != app->cwd && 0 != access(app->cwd, X_OK)) {
             fprintf(stderr,
                     "herdrun: the working directory %s of app %u (%s) is not usable on "
                     "node %s: %s. Use --wdir with a directory that exists there.\n",
                     app->cwd, a, app->argv[0], s->node_name, strerror(errno));
-            ok = false;
         }
     }
     fflush(stderr);
-    return ok;
+    free(local);
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+    char *text = calloc(1, 1);
+    size_t len = 0;
+    if (capture[0] >= 0) {
+        fcntl(capture[0], F_SETFL, O_NONBLOCK);
+        char chunk[4096];
+        ssize_t n;
+        while (NULL != text && (n = read(capture[0], chunk, sizeof(chunk))) > 0) {
+            char *grown = realloc(text, len + (size_t) n + 1);
+            if (NULL == grown) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = grown;
+            memcpy(text + len, chunk, (size_t) n);
+            len += (size_t) n;
+            text[len] = '\0';
+        }
+        close(capture[0]);
+    }
+    return text;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1101,9 +1165,14 @@ static int session_run(opal_buffer_t *segment, int listen_fd)
                 s->spec->jobid, opal_strerror(rc));
         goto out;
     }
-    bool ok = check_programs(s);
-    rc = s->gc->allgather(s->grpcomm, ORTE_SESSION_COLL_CHECK, ok ? NULL : "x", ok ? 0 : 1,
+    char *problems = check_programs(s);
+    if (NULL == problems) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = s->gc->allgather(s->grpcomm, ORTE_SESSION_COLL_CHECK, problems, strlen(problems),
                           check_cb, s);
+    free(problems);
     if (HERD_SUCCESS != rc) {
         goto out;
     }

@@ -116,6 +116,9 @@ typedef struct orte_rmaps_job {
     bool explain;       /* print each decision (herdrun --explain) */
     FILE *explain_file; /* where; NULL: stdout */
     orte_rmaps_planned_fn_t planned; /* may be NULL; gets map_job's cbdata */
+    /* When not NULL (num_apps * num_nodes entries): filled before planned is called with how
+     * many processes of app a node n gets, at [a * num_nodes + n]. */
+    uint32_t *app_node_counts;
 } orte_rmaps_job_t;
 
 /* One placed process. The strings are valid only during the emit callback (copy what you keep). */

@@ -161,6 +161,10 @@ int orte_rmaps_base_map_job(const orte_rmaps_job_t *job, orte_rmaps_emit_fn_t em
         rc = orte_rmaps_base_report("too-many-processes", (unsigned long long) total);
         goto out;
     }
+    for (uint32_t a = 0; NULL != job->app_node_counts && a < job->num_apps; ++a) {
+        memcpy(job->app_node_counts + (size_t) a * job->num_nodes, plans[a].counts,
+               job->num_nodes * sizeof(uint32_t));
+    }
     if (NULL != job->planned) {
         uint32_t *per_node = calloc(job->num_nodes, sizeof(*per_node));
         if (NULL == per_node) {
