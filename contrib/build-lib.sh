@@ -4,7 +4,7 @@
 # Build, test and benchmark dependencies (Debian 12 package names).
 HERD_DEBIAN_PACKAGES="gcc make autoconf automake libtool libtool-bin libltdl-dev pkg-config
     libhwloc-dev hwloc libevent-dev libfabric-dev libucx-dev libpmix-dev libcmocka-dev libsodium-dev
-    valgrind clang libclang-rt-14-dev iproute2 procps openssh-server openssh-client"
+    valgrind clang libclang-rt-14-dev lld iproute2 procps openssh-server openssh-client"
 
 herd_log() { printf '==> %s\n' "$*"; }
 

@@ -51,6 +51,10 @@ static int unpack_opt_string(opal_buffer_t *buffer, char **value)
     int rc = opal_buffer_unpack_bool(buffer, &present);
     if (HERD_SUCCESS == rc && present) {
         rc = opal_buffer_unpack_string(buffer, value);
+        /* the encoder never flags a NULL as present: one encoding per value */
+        if (HERD_SUCCESS == rc && NULL == *value) {
+            rc = HERD_ERR_UNPACK_FAILURE;
+        }
     }
     return rc;
 }
@@ -61,29 +65,40 @@ static int pack_argv(opal_buffer_t *buffer, char *const *argv)
     return opal_buffer_pack_string_array(buffer, argv, (size_t) opal_argv_count(argv));
 }
 
+/* The decoded strings become the argv as they are, NULL-terminated in place: appending them one
+ * by one (each append counts the list) made decoding quadratic, minutes for a host list at
+ * ORTE_JOB_MAX_HOSTS. */
 static int unpack_argv(opal_buffer_t *buffer, size_t max, char ***argv)
 {
     char **values = NULL;
-    char **result = NULL;
     size_t n = 0;
     int rc = opal_buffer_unpack_string_array(buffer, &values, &n);
     if (HERD_SUCCESS != rc) {
         return rc;
     }
     rc = (n > max) ? HERD_ERR_UNPACK_FAILURE : HERD_SUCCESS;
-    for (size_t i = 0; i < n; ++i) {
-        if (HERD_SUCCESS == rc) {
-            rc = (NULL == values[i]) ? HERD_ERR_UNPACK_FAILURE
-                                     : opal_argv_append(&result, values[i]);
+    for (size_t i = 0; HERD_SUCCESS == rc && i < n; ++i) {
+        if (NULL == values[i]) {
+            rc = HERD_ERR_UNPACK_FAILURE;
         }
-        free(values[i]);
     }
-    free(values);
+    if (HERD_SUCCESS == rc && n > 0) {
+        char **terminated = realloc(values, (n + 1) * sizeof(*values));
+        if (NULL == terminated) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+        } else {
+            values = terminated;
+            values[n] = NULL;
+        }
+    }
     if (HERD_SUCCESS != rc) {
-        opal_argv_free(result);
+        for (size_t i = 0; i < n; ++i) {
+            free(values[i]);
+        }
+        free(values);
         return rc;
     }
-    *argv = result;
+    *argv = values; /* NULL when the list is empty */
     return HERD_SUCCESS;
 }
 

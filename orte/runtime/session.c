@@ -141,7 +141,10 @@ int orte_proc_record_unpack(opal_buffer_t *b, orte_proc_record_t *out)
         HERD_SUCCESS != (rc = opal_buffer_unpack_int64(b, &rss))) {
         return rc;
     }
-    if (r.state > ORTE_PROC_LOST || (r.signaled && (r.signo <= 0 || r.signo >= 128))) {
+    /* An exit code is the 8 bits wait() reports: a launcher exits with it, and exit(256) would
+     * tell the shell the job succeeded. */
+    if (r.state > ORTE_PROC_LOST || r.exit_code < 0 || r.exit_code > 255 ||
+        (r.signaled && (r.signo <= 0 || r.signo >= 128))) {
         return HERD_ERR_UNPACK_FAILURE;
     }
     r.max_rss_kb = rss;

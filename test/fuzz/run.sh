@@ -4,11 +4,12 @@
 #   buffer       opal/dss buffer unpackers
 #   hostfile     ras hostfile and -H host-list parser
 #   slurm_list   ras Slurm host-list and tasks-per-node parsers
+#   launch       launch message, process record and node inventory decoders (orte/runtime)
 # Exits non-zero if a fuzzer finds a crash, leak or broken invariant, keeping the reproducer.
 # HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang.
 set -eu
 
-all_harnesses="buffer hostfile slurm_list"
+all_harnesses="buffer hostfile slurm_list launch"
 
 usage() {
     echo "usage: $0 [SECONDS [HARNESS...]]   (harnesses: $all_harnesses)" >&2
@@ -59,6 +60,21 @@ harness_sources() {
             echo "$ras_base/ras_base_hostlist.c $ras_base/ras_base_allocation.c" \
                 "$top/opal/dss/buffer.c $opal_util"
             ;;
+        launch)
+            echo "$top/orte/runtime/job.c $top/orte/runtime/session.c" \
+                "$top/orte/runtime/inventory.c $top/opal/mca/fabric/base/fabric_base_record.c" \
+                "$top/orte/util/radix.c $top/opal/dss/buffer.c $opal_util"
+            ;;
+    esac
+}
+
+# Compiler and linker options a harness needs beyond the common ones. The record decoder lives
+# in session.c beside the session daemon, and inventory.c also discovers nodes: every function
+# in its own section and lld dropping what the harness never reaches leave the daemon's
+# frameworks out (GNU ld would still want them; lld reports whatever is reached and missing).
+harness_flags() {
+    case $1 in
+        launch) echo "-fuse-ld=lld -ffunction-sections -fdata-sections -Wl,--gc-sections" ;;
     esac
 }
 
@@ -73,10 +89,15 @@ seed_slurm_list() {
     printf '\0012(x3),1,16' >"$1/tasks"
     printf '\002n[1-3],m\0002(x3),1' >"$1/both"
 }
+# Binary messages: the harness writes them with the real encoders, so they follow the formats.
+seed_launch() {
+    HERD_FUZZ_LAUNCH_SEEDS=$1 "$work/fuzz_launch" -runs=0 >/dev/null 2>&1
+}
 
 run_harness() {
     name=$1
     sources=$(harness_sources "$name")
+    flags=$(harness_flags "$name")
     if [ "$name" = buffer ]; then
         # kept where they always were, so that an existing HERD_FUZZ_WORKDIR still counts
         corpus=$work/corpus
@@ -86,9 +107,9 @@ run_harness() {
         artifacts=$work/$name-
     fi
     mkdir -p "$corpus"
-    # shellcheck disable=SC2086 # the source lists are meant to split
+    # shellcheck disable=SC2086 # the source and flag lists are meant to split
     ${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-        -I"$work/include" -I"$top" -I"$top/opal/include" \
+        $flags -I"$work/include" -I"$top" -I"$top/opal/include" -I"$top/orte/include" \
         -DHERD_PKGDATADIR="\"$ras_base\"" -DORTE_RAS_MAX_NODES=4096u \
         "$top/test/fuzz/fuzz_$name.c" $sources -lpthread -o "$work/fuzz_$name"
 

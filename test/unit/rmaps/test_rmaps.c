@@ -983,6 +983,144 @@ static void test_emit_error_stops(void **state)
     job_free(t);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* the planned callback: what a session daemon sizes its job database and local size from */
+
+typedef struct {
+    uint32_t num_nodes;
+    uint32_t calls; /* of planned */
+    uint32_t total; /* what planned said */
+    uint32_t per_node[MAX_NODES];
+    uint32_t emitted; /* by emit */
+    uint32_t emitted_per_node[MAX_NODES];
+    uint32_t emits_before_planned;
+    int planned_rc; /* what planned returns */
+} planned_check_t;
+
+static int planned_record(uint32_t num_procs, const uint32_t *procs_per_node, void *cbdata)
+{
+    planned_check_t *c = cbdata;
+    c->calls++;
+    c->total = num_procs;
+    memcpy(c->per_node, procs_per_node, c->num_nodes * sizeof(*procs_per_node));
+    return c->planned_rc;
+}
+
+static int planned_emit(const orte_rmaps_proc_t *proc, void *cbdata)
+{
+    planned_check_t *c = cbdata;
+    if (0 == c->calls) {
+        c->emits_before_planned++;
+    }
+    c->emitted++;
+    c->emitted_per_node[proc->node]++;
+    return HERD_SUCCESS;
+}
+
+/* planned is called once, before the first process, and announces exactly what is emitted. */
+static void assert_planned_matches(test_job_t *t, uint32_t expected_total)
+{
+    planned_check_t c = {.num_nodes = t->job.num_nodes};
+    uint32_t num = 0;
+    t->job.planned = planned_record;
+    assert_int_equal(HERD_SUCCESS, orte_rmaps_base_map_job(&t->job, planned_emit, &c, &num));
+    assert_int_equal(1, c.calls);
+    assert_int_equal(0, c.emits_before_planned);
+    assert_int_equal(expected_total, c.total);
+    assert_int_equal(expected_total, c.emitted);
+    assert_int_equal(expected_total, num);
+    for (uint32_t n = 0; n < t->job.num_nodes; ++n) {
+        if (c.per_node[n] != c.emitted_per_node[n]) {
+            fail_msg("node n%u: planned %u processes, %u emitted", n, c.per_node[n],
+                     c.emitted_per_node[n]);
+        }
+    }
+    job_free(t);
+}
+
+static void test_planned_counts(void **state)
+{
+    static const char *const hosts[] = {"n2", "n0", "n2", "n2", NULL};
+    (void) state;
+    test_job_t *t = job_new();
+    add_nodes(t, 2, T_2X4X2, 3);
+    add_app(t, 5, "core", NULL, NULL);
+    assert_planned_matches(t, 5);
+
+    t = job_new();
+    add_nodes(t, 3, T_2X2X1, 4);
+    add_app(t, 7, "node", NULL, "core");
+    assert_planned_matches(t, 7);
+
+    t = job_new();
+    add_node(t, T_2X4X2, 8, 0);
+    add_node(t, T_2X2X1, 4, 0);
+    add_node(t, T_2X4X2, 8, 0);
+    add_app(t, 0, "ppr:2:package", NULL, NULL);
+    assert_planned_matches(t, 12);
+
+    t = job_new();
+    add_nodes(t, 3, T_2X4X2, 8);
+    add_app(t, 0, "seq", NULL, NULL);
+    t->apps[0].policy.seq_hosts = hosts;
+    assert_planned_matches(t, 4);
+
+    /* MPMD over mixed nodes: the counts add up over apps */
+    t = mixed_job();
+    planned_check_t c = {.num_nodes = t->job.num_nodes};
+    uint32_t num = 0;
+    assert_int_equal(HERD_SUCCESS, orte_rmaps_base_map_job(&t->job, planned_emit, &c, &num));
+    assert_planned_matches(t, num);
+
+    /* a node that gets nothing is announced with 0 */
+    t = job_new();
+    add_nodes(t, 4, T_2X4X2, 8);
+    add_app(t, 3, "slot", NULL, NULL);
+    assert_planned_matches(t, 3);
+}
+
+/* planned's error stops mapping before any process and is what map_job returns; an impossible
+ * map never reaches planned. */
+static void test_planned_error_stops(void **state)
+{
+    (void) state;
+    test_job_t *t = job_new();
+    planned_check_t c = {.num_nodes = 2, .planned_rc = HERD_ERR_OUT_OF_RESOURCE};
+    uint32_t num = 99;
+    add_nodes(t, 2, T_2X4X2, 8);
+    add_app(t, 4, "core", NULL, NULL);
+    t->job.planned = planned_record;
+    assert_int_equal(HERD_ERR_OUT_OF_RESOURCE,
+                     orte_rmaps_base_map_job(&t->job, planned_emit, &c, &num));
+    assert_int_equal(1, c.calls);
+    assert_int_equal(4, c.total);
+    assert_int_equal(0, c.emitted);
+    assert_int_equal(99, num);
+    /* a status of its own choosing too (herdrun plans with HERD_ERR_TAKE_NEXT to stop early) */
+    memset(&c, 0, sizeof(c));
+    c.num_nodes = 2;
+    c.planned_rc = HERD_ERR_TAKE_NEXT;
+    assert_int_equal(HERD_ERR_TAKE_NEXT, orte_rmaps_base_map_job(&t->job, planned_emit, &c, &num));
+    assert_int_equal(0, c.emitted);
+    assert_int_equal(99, num);
+    job_free(t);
+
+    t = job_new();
+    memset(&c, 0, sizeof(c));
+    c.num_nodes = 1;
+    herd_test_capture_t capture;
+    add_nodes(t, 1, T_2X4X2, 2);
+    add_app(t, 4, "core", NULL, NULL);
+    t->job.planned = planned_record;
+    herd_test_capture_start(&capture);
+    int rc = orte_rmaps_base_map_job(&t->job, planned_emit, &c, &num);
+    free(herd_test_capture_stop(&capture));
+    assert_int_equal(HERD_ERR_SILENT, rc);
+    assert_int_equal(0, c.calls);
+    assert_int_equal(0, c.emitted);
+    job_free(t);
+}
+
 static void test_inventory_topology(void **state)
 {
     (void) state;
@@ -1111,6 +1249,8 @@ int main(void)
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_display_and_bindings),
         cmocka_unit_test(test_emit_error_stops),
+        cmocka_unit_test(test_planned_counts),
+        cmocka_unit_test(test_planned_error_stops),
         cmocka_unit_test(test_inventory_topology),
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_scale),

@@ -1,0 +1,327 @@
+/* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
+ * participants, XML pairs), the process record and the node inventory, each decoded from the same
+ * bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/argv.h"
+#include "orte/runtime/inventory.h"
+#include "orte/runtime/job.h"
+#include "orte/runtime/session.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Any violated invariant is a crash for libFuzzer to report. */
+#define FUZZ_CHECK(cond)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static char fuzz_sentinel_object;
+#define FUZZ_SENTINEL ((void *) &fuzz_sentinel_object)
+#define FUZZ_BYTE     0xa5
+
+/* Input layout: byte 0 is the DVM's size the launch message is checked against (255: unknown,
+ * as a session daemon decodes it); the rest is the message. */
+static uint32_t fuzz_dvm_nodes(uint8_t byte)
+{
+    return 0xff == byte ? UINT32_MAX : byte;
+}
+
+/* A successful decode re-encodes to exactly the bytes it consumed (the encodings are canonical):
+ * that catches a decoder accepting something the encoder never writes. */
+static void fuzz_check_canonical(const opal_buffer_t *decoded, const opal_buffer_t *repacked)
+{
+    FUZZ_CHECK(repacked->used == decoded->unpack_offset);
+    FUZZ_CHECK(0 == repacked->used || 0 == memcmp(repacked->base, decoded->base, repacked->used));
+}
+
+static bool fuzz_argv_within(char *const *argv, size_t max)
+{
+    return opal_argv_count(argv) <= max;
+}
+
+static void fuzz_launch(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
+{
+    opal_buffer_t buffer = OPAL_BUFFER_STATIC_INIT;
+    opal_buffer_t repacked = OPAL_BUFFER_STATIC_INIT;
+    orte_job_launch_t *launch = FUZZ_SENTINEL;
+
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&buffer, data, size));
+    int rc = orte_job_launch_unpack(&buffer, num_dvm_nodes, &launch);
+    if (HERD_SUCCESS != rc) {
+        FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_VERSION_MISMATCH == rc ||
+                   HERD_ERR_OUT_OF_RESOURCE == rc);
+        FUZZ_CHECK(FUZZ_SENTINEL == launch);
+        opal_buffer_destruct(&buffer);
+        return;
+    }
+    /* what every consumer relies on without checking again */
+    const orte_job_spec_t *spec = launch->spec;
+    FUZZ_CHECK(NULL != spec && NULL != spec->jobid && '\0' != spec->jobid[0] &&
+               NULL == strchr(spec->jobid, '/'));
+    FUZZ_CHECK(spec->num_apps >= 1 && spec->num_apps <= ORTE_JOB_MAX_APPS);
+    for (uint32_t a = 0; a < spec->num_apps; ++a) {
+        const orte_job_app_t *app = &spec->apps[a];
+        FUZZ_CHECK(NULL != app->argv && NULL != app->argv[0] && '\0' != app->argv[0][0]);
+        FUZZ_CHECK(fuzz_argv_within(app->argv, ORTE_JOB_MAX_ARGS));
+        FUZZ_CHECK(fuzz_argv_within(app->env, ORTE_JOB_MAX_ARGS));
+        FUZZ_CHECK(fuzz_argv_within(app->seq_hosts, ORTE_JOB_MAX_HOSTS));
+    }
+    FUZZ_CHECK(fuzz_argv_within(spec->hosts, ORTE_JOB_MAX_HOSTS));
+    (void) orte_job_spec_requested_np(spec);
+    FUZZ_CHECK(launch->radix > 0);
+    FUZZ_CHECK(launch->num_candidates > 0 && launch->num_candidates <= num_dvm_nodes);
+    for (uint32_t c = 0; c < launch->num_candidates; ++c) {
+        FUZZ_CHECK(launch->node_index[c] < num_dvm_nodes);
+        FUZZ_CHECK(0 == c || launch->node_index[c] > launch->node_index[c - 1]);
+    }
+    FUZZ_CHECK(launch->num_participants > 0 && launch->num_participants <= launch->num_candidates);
+    for (uint32_t p = 0; p < launch->num_participants; ++p) {
+        FUZZ_CHECK(launch->participants[p] < launch->num_candidates);
+        FUZZ_CHECK(0 == p || launch->participants[p] > launch->participants[p - 1]);
+    }
+    FUZZ_CHECK(0 == opal_argv_count(launch->xml_pairs) % 2);
+
+    FUZZ_CHECK(HERD_SUCCESS == orte_job_launch_pack(&repacked, launch));
+    fuzz_check_canonical(&buffer, &repacked);
+    orte_job_launch_free(launch);
+    opal_buffer_destruct(&repacked);
+    opal_buffer_destruct(&buffer);
+}
+
+static bool fuzz_all_bytes(const void *object, size_t size)
+{
+    const uint8_t *p = object;
+    for (size_t i = 0; i < size; ++i) {
+        if (FUZZ_BYTE != p[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void fuzz_record(const uint8_t *data, size_t size)
+{
+    opal_buffer_t buffer = OPAL_BUFFER_STATIC_INIT;
+    opal_buffer_t repacked = OPAL_BUFFER_STATIC_INIT;
+    orte_proc_record_t record;
+    char text[256];
+
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&buffer, data, size));
+    memset(&record, FUZZ_BYTE, sizeof(record));
+    int rc = orte_proc_record_unpack(&buffer, &record);
+    if (HERD_SUCCESS != rc) {
+        FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_UNPACK_READ_PAST_END == rc ||
+                   HERD_ERR_PACK_MISMATCH == rc);
+        FUZZ_CHECK(fuzz_all_bytes(&record, sizeof(record)));
+        opal_buffer_destruct(&buffer);
+        return;
+    }
+    FUZZ_CHECK(record.state <= ORTE_PROC_LOST);
+    FUZZ_CHECK(!record.signaled || (record.signo > 0 && record.signo < 128));
+    /* what a launcher exits with: a status the shell sees as it is (exit() keeps 8 bits) */
+    int status = orte_proc_record_status(&record);
+    FUZZ_CHECK(status >= 0 && status <= 255);
+    FUZZ_CHECK(!record.signaled || ORTE_PROC_EXITED != record.state || status > 128);
+    FUZZ_CHECK(orte_proc_record_failed(&record) || 0 == status);
+    orte_proc_record_describe(&record, text, sizeof(text));
+    FUZZ_CHECK('\0' != text[0]);
+
+    FUZZ_CHECK(HERD_SUCCESS == orte_proc_record_pack(&repacked, &record));
+    fuzz_check_canonical(&buffer, &repacked);
+    opal_buffer_destruct(&repacked);
+    opal_buffer_destruct(&buffer);
+}
+
+static void fuzz_inventory(const uint8_t *data, size_t size)
+{
+    opal_buffer_t buffer = OPAL_BUFFER_STATIC_INIT;
+    opal_buffer_t repacked = OPAL_BUFFER_STATIC_INIT;
+    orte_inventory_t *inventory = FUZZ_SENTINEL;
+    char text[256];
+
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&buffer, data, size));
+    int rc = orte_inventory_unpack(&buffer, &inventory);
+    if (HERD_SUCCESS != rc) {
+        FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_UNPACK_READ_PAST_END == rc ||
+                   HERD_ERR_PACK_MISMATCH == rc || HERD_ERR_VERSION_MISMATCH == rc ||
+                   HERD_ERR_OUT_OF_RESOURCE == rc);
+        FUZZ_CHECK(FUZZ_SENTINEL == inventory);
+        opal_buffer_destruct(&buffer);
+        return;
+    }
+    FUZZ_CHECK(NULL != inventory->node_name && NULL != inventory->signature);
+    FUZZ_CHECK(inventory->num_fabric <= 64);
+    for (size_t i = 0; i < inventory->num_fabric; ++i) {
+        FUZZ_CHECK(NULL != inventory->fabric[i]);
+    }
+    FUZZ_CHECK(opal_argv_count(inventory->session_uris) <= 1024);
+    orte_inventory_summary(inventory, text, sizeof(text));
+
+    /* the XML went over the wire when it is there */
+    FUZZ_CHECK(HERD_SUCCESS == orte_inventory_pack(&repacked, inventory, true));
+    fuzz_check_canonical(&buffer, &repacked);
+    orte_inventory_free(inventory);
+    opal_buffer_destruct(&repacked);
+    opal_buffer_destruct(&buffer);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (0 == size) {
+        return 0;
+    }
+    uint32_t num_dvm_nodes = fuzz_dvm_nodes(data[0]);
+    fuzz_launch(data + 1, size - 1, num_dvm_nodes);
+    fuzz_record(data + 1, size - 1);
+    fuzz_inventory(data + 1, size - 1);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* seeds: valid messages from the real encoders, so they follow every change of the formats */
+
+static void fuzz_write_seed(const char *dir, const char *name, uint8_t first,
+                            const opal_buffer_t *message)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *file = fopen(path, "wb");
+    FUZZ_CHECK(NULL != file);
+    FUZZ_CHECK(1 == fwrite(&first, 1, 1, file));
+    FUZZ_CHECK(message->used == fwrite(message->base, 1, message->used, file));
+    FUZZ_CHECK(0 == fclose(file));
+}
+
+static void fuzz_write_seeds(const char *dir)
+{
+    static char *argv0[] = {"./prog", "-x", "", NULL};
+    static char *argv1[] = {"./worker", NULL};
+    static char *env[] = {"FOO=1", NULL};
+    static char *seq[] = {"n1", "n0", NULL};
+    static char *hosts[] = {"n0", "n1", "n3", NULL};
+    static char *mca[] = {"HERD_MCA_odls_base_verbose=5", NULL};
+    static char *pairs[] = {"0123456789abcdef", "<topology/>", NULL};
+    static uint32_t index[] = {0, 1, 3};
+    static uint32_t slots[] = {8, 4, 0};
+    static uint32_t max_slots[] = {0, 8, 2};
+    static uint32_t participants[] = {0, 2};
+    orte_job_app_t apps[2] = {
+        {.argv = argv0,
+         .env = env,
+         .cwd = "/tmp",
+         .np = 4,
+         .map_by = "ppr:2:package:PE=2",
+         .rank_by = "core",
+         .bind_to = "core"},
+        {.argv = argv1, .np = 0, .map_by = "seq", .seq_hosts = seq},
+    };
+    orte_job_spec_t spec = {.jobid = "dvm.7",
+                            .seq = 7,
+                            .apps = apps,
+                            .num_apps = 2,
+                            .hosts = hosts,
+                            .flags = ORTE_JOB_FLAG_DISPLAY_MAP,
+                            .timeout = 60,
+                            .oversubscribe = true,
+                            .errmgr = "continue",
+                            .kill_grace_ms = 500,
+                            .mca = mca,
+                            .sink_uri = "tcp://10.0.0.1:4000"};
+    orte_job_launch_t launch = {.spec = &spec,
+                                .radix = 2,
+                                .num_candidates = 3,
+                                .node_index = index,
+                                .slots = slots,
+                                .max_slots = max_slots,
+                                .num_participants = 2,
+                                .participants = participants,
+                                .xml_pairs = pairs};
+    opal_buffer_t b = OPAL_BUFFER_STATIC_INIT;
+
+    for (size_t i = 0; i < sizeof(spec.secret); ++i) {
+        spec.secret[i] = (uint8_t) i;
+    }
+    FUZZ_CHECK(HERD_SUCCESS == orte_job_launch_pack(&b, &launch));
+    fuzz_write_seed(dir, "launch-full", 4, &b);
+    fuzz_write_seed(dir, "launch-session", 0xff, &b);
+    opal_buffer_destruct(&b);
+    spec.num_apps = 1;
+    apps[0] = (orte_job_app_t){.argv = argv1};
+    spec.hosts = NULL;
+    spec.mca = NULL;
+    spec.errmgr = NULL;
+    spec.sink_uri = NULL;
+    launch.num_candidates = 1;
+    launch.num_participants = 1;
+    launch.xml_pairs = NULL;
+    FUZZ_CHECK(HERD_SUCCESS == orte_job_launch_pack(&b, &launch));
+    fuzz_write_seed(dir, "launch-minimal", 1, &b);
+    opal_buffer_destruct(&b);
+
+    orte_proc_record_t record = {.rank = 3,
+                                 .node = 1,
+                                 .app = 1,
+                                 .pid = 4242,
+                                 .state = ORTE_PROC_EXITED,
+                                 .signaled = true,
+                                 .signo = 9,
+                                 .wall_ns = 123456789,
+                                 .user_us = 1000,
+                                 .sys_us = 20,
+                                 .max_rss_kb = 4096};
+    FUZZ_CHECK(HERD_SUCCESS == orte_proc_record_pack(&b, &record));
+    fuzz_write_seed(dir, "record-signaled", 0, &b);
+    opal_buffer_destruct(&b);
+    record = (orte_proc_record_t){.rank = 0, .state = ORTE_PROC_START_FAILED, .exit_code = 1};
+    FUZZ_CHECK(HERD_SUCCESS == orte_proc_record_pack(&b, &record));
+    fuzz_write_seed(dir, "record-start-failed", 0, &b);
+    opal_buffer_destruct(&b);
+
+    orte_inventory_t inventory = {.node_name = "n0",
+                                  .slots = 8,
+                                  .num_packages = 2,
+                                  .num_cores = 8,
+                                  .num_pus = 16,
+                                  .signature = "0123456789abcdef",
+                                  .synthetic = "pack:2 core:4 pu:2",
+                                  .xml = "<topology/>"};
+    opal_fabric_record_t *fabric = opal_fabric_record_new("tcp");
+    FUZZ_CHECK(NULL != fabric);
+    FUZZ_CHECK(HERD_SUCCESS == opal_fabric_record_add_attr(fabric, "version", "1"));
+    opal_fabric_device_t *device = opal_fabric_record_add_device(fabric, "eth0", "ethernet");
+    FUZZ_CHECK(NULL != device);
+    FUZZ_CHECK(HERD_SUCCESS == opal_fabric_device_add_attr(device, "address", "10.0.0.1"));
+    char *uris[] = {"tcp://10.0.0.1:5000", "tcp://10.0.0.1:5001", NULL};
+    inventory.fabric = &fabric;
+    inventory.num_fabric = 1;
+    inventory.session_uris = uris;
+    FUZZ_CHECK(HERD_SUCCESS == orte_inventory_pack(&b, &inventory, true));
+    fuzz_write_seed(dir, "inventory-full", 0, &b);
+    opal_buffer_destruct(&b);
+    inventory.num_fabric = 0;
+    inventory.session_uris = NULL;
+    FUZZ_CHECK(HERD_SUCCESS == orte_inventory_pack(&b, &inventory, false));
+    fuzz_write_seed(dir, "inventory-plain", 0, &b);
+    opal_buffer_destruct(&b);
+    opal_fabric_record_free(fabric);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    const char *dir = getenv("HERD_FUZZ_LAUNCH_SEEDS");
+    (void) argc;
+    (void) argv;
+    if (NULL != dir) {
+        fuzz_write_seeds(dir);
+    }
+    return 0;
+}
