@@ -7,7 +7,7 @@
 #include "opal/util/argv.h"
 #include "orte/runtime/job.h"
 
-static void app_destruct(orte_job_app_t *app)
+void orte_job_app_destruct(orte_job_app_t *app)
 {
     opal_argv_free(app->argv);
     opal_argv_free(app->env);
@@ -16,6 +16,7 @@ static void app_destruct(orte_job_app_t *app)
     free(app->map_by);
     free(app->rank_by);
     free(app->bind_to);
+    memset(app, 0, sizeof(*app));
 }
 
 void orte_job_spec_free(orte_job_spec_t *spec)
@@ -24,7 +25,7 @@ void orte_job_spec_free(orte_job_spec_t *spec)
         return;
     }
     for (uint32_t a = 0; NULL != spec->apps && a < spec->num_apps; ++a) {
-        app_destruct(&spec->apps[a]);
+        orte_job_app_destruct(&spec->apps[a]);
     }
     free(spec->apps);
     opal_argv_free(spec->hosts);

@@ -57,6 +57,8 @@ typedef struct orte_job_spec {
     uint8_t secret[ORTE_JOB_SECRET_BYTES]; /* of the job's overlay */
 } orte_job_spec_t;
 
+/* Free what one app owns and zero it (the app itself is the caller's). */
+OPAL_EXPORT void orte_job_app_destruct(orte_job_app_t *app);
 /* Free everything the spec owns, and the spec. NULL does nothing. */
 OPAL_EXPORT void orte_job_spec_free(orte_job_spec_t *spec);
 

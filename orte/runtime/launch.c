@@ -287,8 +287,7 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
             fprintf(stderr,
                     "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
                     "job\n",
-                    job->spec->jobid, node_name(job, job->launch.participants[peer - 1]),
-                    reason);
+                    job->spec->jobid, node_name(job, job->launch.participants[peer - 1]), reason);
         }
         if (0 == job->exit_status) {
             job->exit_status = 1;
@@ -406,6 +405,29 @@ static double seconds_of(uint64_t us)
     return (double) us / 1e6;
 }
 
+typedef struct {
+    uint32_t count;
+    uint64_t user_us;
+    uint64_t sys_us;
+    int64_t rss_kb;
+} usage_totals_t;
+
+/* Per candidate node, in one pass over the report (free the result); NULL if out of memory. */
+static usage_totals_t *node_totals(const job_t *job)
+{
+    usage_totals_t *t = calloc(job->launch.num_candidates + 1, sizeof(*t));
+    for (uint32_t i = 0; NULL != t && i < job->num_report; ++i) {
+        const orte_proc_record_t *r = &job->report[i];
+        if (r->node < job->launch.num_candidates) {
+            t[r->node].count++;
+            t[r->node].user_us += r->user_us;
+            t[r->node].sys_us += r->sys_us;
+            t[r->node].rss_kb += r->max_rss_kb;
+        }
+    }
+    return t;
+}
+
 static void print_usage(job_t *job, FILE *out)
 {
     uint64_t user = 0, sys = 0;
@@ -429,25 +451,17 @@ static void print_usage(job_t *job, FILE *out)
                 seconds_of(r->user_us), seconds_of(r->sys_us), (double) r->max_rss_kb / 1024.0);
     }
     fprintf(out, "  per node:\n");
-    for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
-        uint64_t nu = 0, ns = 0;
-        int64_t nr = 0;
-        uint32_t count = 0;
-        for (uint32_t i = 0; i < job->num_report; ++i) {
-            if (job->report[i].node == c) {
-                nu += job->report[i].user_us;
-                ns += job->report[i].sys_us;
-                nr += job->report[i].max_rss_kb;
-                count++;
-            }
-        }
-        if (count > 0) {
+    usage_totals_t *per_node = node_totals(job);
+    for (uint32_t c = 0; NULL != per_node && c < job->launch.num_candidates; ++c) {
+        const usage_totals_t *t = &per_node[c];
+        if (t->count > 0) {
             fprintf(out,
                     "    %-16s %6u process%s  user %9.3f s  sys %9.3f s  maxrss sum %10.1f MB\n",
-                    node_name(job, c), count, 1 == count ? "  " : "es", seconds_of(nu),
-                    seconds_of(ns), (double) nr / 1024.0);
+                    node_name(job, c), t->count, 1 == t->count ? "  " : "es",
+                    seconds_of(t->user_us), seconds_of(t->sys_us), (double) t->rss_kb / 1024.0);
         }
     }
+    free(per_node);
     for (uint32_t i = 0; i < job->num_report; ++i) {
         user += job->report[i].user_us;
         sys += job->report[i].sys_us;
@@ -509,18 +523,11 @@ static int write_usage_json(job_t *job, const char *path)
     bool first = true;
     uint64_t tu = 0, ts = 0;
     int64_t tr = 0;
-    for (uint32_t c = 0; c < job->launch.num_candidates; ++c) {
-        uint64_t nu = 0, ns = 0;
-        int64_t nr = 0;
-        uint32_t count = 0;
-        for (uint32_t i = 0; i < job->num_report; ++i) {
-            if (job->report[i].node == c) {
-                nu += job->report[i].user_us;
-                ns += job->report[i].sys_us;
-                nr += job->report[i].max_rss_kb;
-                count++;
-            }
-        }
+    usage_totals_t *per_node = node_totals(job);
+    for (uint32_t c = 0; NULL != per_node && c < job->launch.num_candidates; ++c) {
+        uint64_t nu = per_node[c].user_us, ns = per_node[c].sys_us;
+        int64_t nr = per_node[c].rss_kb;
+        uint32_t count = per_node[c].count;
         tu += nu;
         ts += ns;
         tr += nr;
@@ -535,6 +542,7 @@ static int write_usage_json(job_t *job, const char *path)
                 count, seconds_of(nu), seconds_of(ns), nr);
         first = false;
     }
+    free(per_node);
     fprintf(out,
             "\n  ],\n  \"job\": {\"processes\": %u, \"user_s\": %.6f, \"sys_s\": %.6f, "
             "\"max_rss_kb_sum\": %" PRId64 "}\n}\n",

@@ -174,3 +174,37 @@ check_clean() {
         ok "$1: no job database left in /dev/shm"
     fi
 }
+
+# need_testhosts SCRIPT: the test hosts (../shared/testhosts) with SCRIPT (up.sh, slurm-up.sh)
+# must be usable: root, iproute2, and no herd-* namespace up already. Skips (exit 77) when they
+# are not, except under CI, where that fails: a skip there would hide that nothing was tested.
+# Sets TESTHOSTS and HOSTS (the hosts' state folder, in $WORK).
+need_testhosts() {
+    TESTHOSTS=${HERD_TESTHOSTS:-$HERD_SRCDIR/../shared/testhosts}
+    if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || [ ! -f "$TESTHOSTS/$1" ]; then
+        echo "SKIP: needs root, iproute2 and the test hosts in $TESTHOSTS"
+        if [ -n "${CI:-}" ]; then
+            fail "CI runs this test: root, iproute2 and $TESTHOSTS are needed"
+            finish
+            exit 1
+        fi
+        exit 77
+    fi
+    if ip netns list | grep -q '^herd-'; then
+        fail "test hosts are already up (ip netns list shows herd-*); run $TESTHOSTS/down.sh first"
+        finish
+        exit 1
+    fi
+    HOSTS=$WORK/hosts
+}
+
+# testhosts_up N: bring up N ssh test hosts, torn down (with $WORK) on every exit.
+testhosts_up() {
+    trap 'bash "$TESTHOSTS/down.sh" "$HOSTS" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+    if ! bash "$TESTHOSTS/up.sh" "$1" "$HOSTS" >"$WORK/up.log" 2>&1; then
+        cat "$WORK/up.log"
+        fail "the test hosts come up"
+        finish
+        exit 1
+    fi
+}

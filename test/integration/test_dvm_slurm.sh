@@ -5,23 +5,7 @@
 # on every exit.
 . "$(dirname "$0")/lib.sh"
 
-TESTHOSTS=${HERD_TESTHOSTS:-$HERD_SRCDIR/../shared/testhosts}
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || [ ! -f "$TESTHOSTS/slurm-up.sh" ]; then
-    echo "SKIP: needs root, iproute2 and the test hosts in $TESTHOSTS"
-    # CI must run it: a skip there would hide that nothing was tested
-    if [ -n "${CI:-}" ]; then
-        fail "CI runs this test: root, iproute2 and $TESTHOSTS are needed"
-        finish
-        exit 1
-    fi
-    exit 77
-fi
-if ip netns list | grep -q '^herd-'; then
-    fail "test hosts are already up (ip netns list shows herd-*); run $TESTHOSTS/down.sh first"
-    finish
-    exit 1
-fi
-HOSTS=$WORK/hosts
+need_testhosts slurm-up.sh
 munge_was_running=no
 [ -S /run/munge/munge.socket.2 ] && pgrep -x munged >/dev/null && munge_was_running=yes
 teardown() {

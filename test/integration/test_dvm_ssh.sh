@@ -4,34 +4,8 @@
 # hosts are made here and torn down on every exit.
 . "$(dirname "$0")/lib.sh"
 
-TESTHOSTS=${HERD_TESTHOSTS:-$HERD_SRCDIR/../shared/testhosts}
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || [ ! -f "$TESTHOSTS/up.sh" ]; then
-    echo "SKIP: needs root, iproute2 and the test hosts in $TESTHOSTS"
-    # CI must run it: a skip there would hide that nothing was tested
-    if [ -n "${CI:-}" ]; then
-        fail "CI runs this test: root, iproute2 and $TESTHOSTS are needed"
-        finish
-        exit 1
-    fi
-    exit 77
-fi
-if ip netns list | grep -q '^herd-'; then
-    fail "test hosts are already up (ip netns list shows herd-*); run $TESTHOSTS/down.sh first"
-    finish
-    exit 1
-fi
-HOSTS=$WORK/hosts
-teardown() {
-    bash "$TESTHOSTS/down.sh" "$HOSTS" >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap teardown EXIT
-if ! bash "$TESTHOSTS/up.sh" 3 "$HOSTS" >"$WORK/up.log" 2>&1; then
-    cat "$WORK/up.log"
-    fail "the test hosts come up"
-    finish
-    exit 1
-fi
+need_testhosts up.sh
+testhosts_up 3
 
 # on_n1 CMD...: run a command on test host n1 (output to $OUT/$ERR, status in $rc)
 on_n1() {

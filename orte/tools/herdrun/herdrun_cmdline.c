@@ -113,20 +113,6 @@ typedef struct {
 /* ------------------------------------------------------------------------------------------ */
 /* freeing */
 
-static void herdrun_app_destruct(orte_job_app_t *app)
-{
-    opal_argv_free(app->argv);
-    opal_argv_free(app->env);
-    opal_argv_free(app->seq_hosts);
-    free(app->cwd);
-    free(app->map_by);
-    free(app->rank_by);
-    free(app->bind_to);
-    memset(app, 0, sizeof(*app));
-}
-
-/* Frees what the spec owns, as orte_job_spec_free() does; that one lives in the runtime's
- * orte/runtime/job.c, which is not in the library yet, so the parser carries its own. */
 void herdrun_options_destruct(herdrun_options_t *opts)
 {
     if (NULL == opts) {
@@ -147,7 +133,7 @@ static void herdrun_parse_destruct(herdrun_parse_t *parse)
     }
     free(parse->contexts);
     for (int i = 0; NULL != parse->apps && i < parse->num_contexts; i++) {
-        herdrun_app_destruct(&parse->apps[i]);
+        orte_job_app_destruct(&parse->apps[i]);
     }
     free(parse->apps);
     free(job->host);
