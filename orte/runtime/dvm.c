@@ -386,6 +386,8 @@ static void grpcomm_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
 static void command_cb(int status, const orte_grpcomm_result_t *result, void *cbdata);
 static void daemon_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len);
 static void reap_sessions(orte_dvm_t *dvm, bool block);
+static void describe_exit(int wstatus, char *text, size_t size);
+static void daemon_job_error(orte_dvm_t *dvm, const char *jobid, const char *topic, ...);
 static void root_job_error(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                            const void *data, size_t length, void *arg);
 
@@ -726,10 +728,18 @@ static void reap_sessions(orte_dvm_t *dvm, bool block)
 {
     for (size_t i = 0; i < dvm->num_sessions; ++i) {
         dvm_session_t *s = &dvm->sessions[i];
-        if (s->pid <= 0 || waitpid(s->pid, NULL, block ? 0 : WNOHANG) <= 0) {
+        int wstatus = 0;
+        if (s->pid <= 0 || waitpid(s->pid, &wstatus, block ? 0 : WNOHANG) <= 0) {
             continue;
         }
         s->pid = -1;
+        if (!block && !dvm->is_root && !(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus)) &&
+            !dvm->stopping) {
+            /* it may have died before reaching anyone of its job: say so, or nobody will */
+            char how[128];
+            describe_exit(wstatus, how, sizeof(how));
+            daemon_job_error(dvm, s->jobid, "session-died", s->jobid, dvm->mine->node_name, how);
+        }
         shm_unlink(s->launch_shm);
         shm_unlink(s->jobdb_shm);
     }

@@ -67,6 +67,7 @@ typedef struct job {
     opal_event_t *timeout_timer;
     opal_event_t *grace_timer;
     opal_event_t *deadline_timer;
+    opal_event_t *start_timer; /* until every session daemon has checked in */
     struct timespec started;
 } job_t;
 
@@ -302,6 +303,9 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
 static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbdata)
 {
     job_t *job = cbdata;
+    if (NULL != job->start_timer) {
+        opal_event_del(job->start_timer);
+    }
     uint32_t failed = 0;
     char **others = NULL;
     for (uint32_t v = 1; HERD_SUCCESS == status && v < result->num_blobs && v < job->size; ++v) {
@@ -351,6 +355,24 @@ static void job_error_cb(const char *jobid, const char *node, const char *messag
     if (0 != strcmp(jobid, job->spec->jobid) && 0 != strcmp(jobid, "?")) {
         return;
     }
+    if (0 == job->exit_status) {
+        job->exit_status = 1;
+    }
+    job->start_failed = true;
+    job_abort(job, 0);
+}
+
+static int launch_start_timeout = 60; /* herdrun_start_timeout */
+
+static void start_timeout_cb(int fd, short what, void *arg)
+{
+    job_t *job = arg;
+    uint32_t missing = job->size - 1 - job->num_eof;
+    fprintf(stderr,
+            "herdrun: job %s did not start within %d s (herdrun_start_timeout): not every "
+            "session daemon of its %u nodes checked in. Check that the nodes can reach each "
+            "other and this host.\n",
+            job->spec->jobid, launch_start_timeout, missing);
     if (0 == job->exit_status) {
         job->exit_status = 1;
     }
@@ -877,9 +899,12 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         HERD_SUCCESS !=
             (rc = opal_event_timer_create(job->base, false, grace_cb, job, &job->grace_timer)) ||
         HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, timeout_cb, job,
-                                                      &job->timeout_timer))) {
+                                                      &job->timeout_timer)) ||
+        HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, start_timeout_cb, job,
+                                                      &job->start_timer))) {
         goto out;
     }
+    arm(job->start_timer, (double) launch_start_timeout);
     if (spec->timeout > 0) {
         arm(job->timeout_timer, (double) spec->timeout);
     }
@@ -928,6 +953,9 @@ out:
     }
     if (NULL != job->timeout_timer) {
         opal_event_free(job->timeout_timer);
+    }
+    if (NULL != job->start_timer) {
+        opal_event_free(job->start_timer);
     }
     if (job->size > 0) {
         /* a session daemon killed with -9 on this host cannot remove its segments */
@@ -1042,6 +1070,32 @@ static void local_on_signal(int signo)
     errno = saved;
 }
 
+/* The session daemon we forked is gone: if the job was not over, nothing more will come. */
+static void session_exited(job_t *job)
+{
+    int wstatus = 0;
+    if (job->session_pid <= 0 || job->session_pid != waitpid(job->session_pid, &wstatus, WNOHANG)) {
+        return;
+    }
+    job->session_pid = -1;
+    if (job->finished) {
+        return;
+    }
+    if (!(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
+        if (WIFSIGNALED(wstatus)) {
+            fprintf(stderr, "herdrun: job %s: the session daemon was killed by signal %d (%s)\n",
+                    job->spec->jobid, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+        } else {
+            fprintf(stderr, "herdrun: job %s: the session daemon exited with status %d\n",
+                    job->spec->jobid, WEXITSTATUS(wstatus));
+        }
+        if (0 == job->exit_status) {
+            job->exit_status = 1;
+        }
+    }
+    job_finish(job);
+}
+
 static void local_signal_cb(int fd, short what, void *arg)
 {
     unsigned char signals[16];
@@ -1049,6 +1103,8 @@ static void local_signal_cb(int fd, short what, void *arg)
     for (ssize_t i = 0; i < n; ++i) {
         if (SIGCHLD != signals[i]) {
             signal_cb(signals[i], arg);
+        } else {
+            session_exited(arg);
         }
     }
 }
@@ -1063,6 +1119,20 @@ int orte_launch_register_params(void)
         "Run a job whose allocation is this host alone without starting a node daemon: "
         "herdrun forks the job's session daemon itself (false: always start a DVM)",
         OPAL_MCA_VAR_BOOL, &launch_direct);
+    if (rc < 0) {
+        return rc;
+    }
+    launch_start_timeout = 60;
+    rc = opal_mca_var_register_framework(
+        "herdrun", "start_timeout",
+        "Seconds every session daemon of a job has to check in before herdrun gives up on the "
+        "job and stops it",
+        OPAL_MCA_VAR_INT, &launch_start_timeout);
+    if (rc >= 0 && launch_start_timeout < 1) {
+        fprintf(stderr, "herdrun: herdrun_start_timeout must be at least 1 second, not %d\n",
+                launch_start_timeout);
+        return HERD_ERR_BAD_PARAM;
+    }
     return rc < 0 ? rc : HERD_SUCCESS;
 }
 
@@ -1085,7 +1155,7 @@ bool orte_launch_local_possible(const orte_allocation_t *alloc)
 static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_options_t *options,
                         int *exit_status)
 {
-    struct sigaction sa, old_term, old_int, old_hup;
+    struct sigaction sa, old_term, old_int, old_hup, old_chld;
     int rc;
     job->signal_pipe[0] = job->signal_pipe[1] = -1;
     orte_orphans_adopt();
@@ -1107,6 +1177,8 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGHUP, &sa, &old_hup);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, &old_chld);
     signal(SIGPIPE, SIG_IGN);
     if (HERD_SUCCESS != (rc = opal_event_fd_create(job->base, job->signal_pipe[0],
                                                    OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
@@ -1131,6 +1203,7 @@ out_signals:
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
     local_signal_write = -1;
 out:
     for (int i = 0; i < 2; ++i) {
