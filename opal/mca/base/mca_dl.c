@@ -87,10 +87,14 @@ int opal_mca_dl_open(const char *path, void **handle, char **filename, char **er
         *error = dl_error_copy("lt_dladvise_init failed");
         goto err_resolved;
     }
-    /* Try the extensions libtool knows (.la first), and keep symbols local to the module. */
-    lt_dladvise_ext(&advise);
+    /* Keep symbols local to the module. The shared object found above is opened as it is
+     * (reading its .la again would cost every component another parse); without one, try the
+     * extensions libtool knows (.la first). */
+    if (NULL == resolved) {
+        lt_dladvise_ext(&advise);
+    }
     lt_dladvise_local(&advise);
-    lt_dlhandle h = lt_dlopenadvise(path, advise);
+    lt_dlhandle h = lt_dlopenadvise(NULL != resolved ? so : path, advise);
     lt_dladvise_destroy(&advise);
     if (NULL == h) {
         *error = dl_error_copy("unknown dynamic loader error");
