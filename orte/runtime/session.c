@@ -1224,6 +1224,8 @@ int orte_session_main(void)
 int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent)
 {
     opal_buffer_t segment;
+    /* Ctrl-C at the terminal is herdrun's to forward, not ours to act on */
+    setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) {
         return 1;

@@ -113,8 +113,15 @@ static int plm_local_launch(orte_plm_daemon_t *daemons, size_t num_daemons, cons
             /* dup2 onto itself clears close-on-exec: the one listener this daemon inherits */
             posix_spawn_file_actions_adddup2(&actions, d->listen_fd, d->listen_fd);
         }
+        /* a process group of its own: Ctrl-C at the terminal reaches the launcher alone, which
+         * decides what the job does with it (a daemon would otherwise die on it) */
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attr, 0);
         pid_t pid;
-        rc = posix_spawn(&pid, herdd, &actions, NULL, argv, env);
+        rc = posix_spawn(&pid, herdd, &actions, &attr, argv, env);
+        posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&actions);
         free(env);
         close(err_pipe[1]);
