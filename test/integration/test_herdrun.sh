@@ -523,4 +523,50 @@ placement "--npernode 1" "0 sim0001 0;1 sim0002 0;2 sim0003 0;" --npernode 1
 placement "--map-by slot -n 6" \
     "0 sim0001 0;1 sim0001 1;2 sim0001 2;3 sim0001 3;4 sim0002 0;5 sim0002 1;" --map-by slot -n 6
 
+# A persistent DVM: herdrun --dvm-uri runs jobs on it, two at once, and starts no daemon.
+uri=$WORK/dvm.uri
+shm_mark
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" --mca ras simulator \
+    --mca ras_simulator_num_nodes 3 --mca ras_simulator_slots 2 --daemonize --report-uri "$uri" \
+    >"$OUT" 2>"$ERR"
+rc=$?
+expect_rc "--dvm-uri: herd-dvm comes up" 0
+expect_eq "--dvm-uri: its contact file names the tool socket" "$(grep -c '^tool ' "$uri")" 1
+daemons_before=$(herdd_pids | wc -l)
+OUT1=$WORK/job1.out
+OUT2=$WORK/job2.out
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" -n 4 \
+    sh -c 'sleep 0.5; echo one$HERD_RANK' </dev/null >"$OUT1" 2>&1 &
+job1=$!
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" -n 6 --map-by node \
+    sh -c 'echo two$HERD_RANK' </dev/null >"$OUT2" 2>&1
+rc=$?
+expect_rc "--dvm-uri: a second job runs while the first does" 0
+wait "$job1"
+rc=$?
+expect_rc "--dvm-uri: the first job ends well too" 0
+expect_eq "--dvm-uri: every rank of job 1 ran once" "$(sort "$OUT1" | tr '\n' ' ')" \
+    "one0 one1 one2 one3 "
+expect_eq "--dvm-uri: every rank of job 2 ran once" "$(sort "$OUT2" | tr '\n' ' ')" \
+    "two0 two1 two2 two3 two4 two5 "
+expect_eq "--dvm-uri: no daemon was started for the jobs" "$(herdd_pids | wc -l)" \
+    "$daemons_before"
+herdrun --dvm-uri "$uri" -n 2 sh -c 'exit $((HERD_RANK + 4))'
+expect_rc "--dvm-uri: a failing job's status comes back" 4
+herdrun --dvm-uri "$uri" -H nosuchnode -n 1 /bin/true
+expect_fail "--dvm-uri: --host naming a node the DVM lacks is refused"
+expect_err "--dvm-uri: ... saying which" "nosuchnode"
+herdrun --dvm-uri "$WORK/no-such.uri" -n 1 /bin/true
+expect_fail "--dvm-uri: a missing contact file is an error"
+expect_err "--dvm-uri: ... naming it" "no-such.uri"
+"$HERD_BIN/herd-dvm/herd-dvm" --shutdown --dvm-uri "$uri" >"$OUT" 2>"$ERR"
+rc=$?
+expect_rc "--dvm-uri: the DVM shuts down" 0
+sock=$(sed -n 's/^tool //p' "$uri")
+[ -n "$sock" ] && [ ! -e "$sock" ] && ok "--dvm-uri: the tool socket is removed" ||
+    fail "--dvm-uri: the tool socket $sock is removed"
+wait_for 10 sh -c "[ -z \"\$(ps -eo args= | grep -F '$HERD_BUILDDIR' | grep -E 'herdd( |$)' | grep -v grep)\" ]" ||
+    true
+check_clean "--dvm-uri"
+
 finish
