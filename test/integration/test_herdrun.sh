@@ -532,6 +532,7 @@ HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" --mca ras simulator \
 rc=$?
 expect_rc "--dvm-uri: herd-dvm comes up" 0
 expect_eq "--dvm-uri: its contact file names the tool socket" "$(grep -c '^tool ' "$uri")" 1
+sock=$(sed -n 's/^tool //p' "$uri")
 daemons_before=$(herdd_pids | wc -l)
 OUT1=$WORK/job1.out
 OUT2=$WORK/job2.out
@@ -562,7 +563,6 @@ expect_err "--dvm-uri: ... naming it" "no-such.uri"
 "$HERD_BIN/herd-dvm/herd-dvm" --shutdown --dvm-uri "$uri" >"$OUT" 2>"$ERR"
 rc=$?
 expect_rc "--dvm-uri: the DVM shuts down" 0
-sock=$(sed -n 's/^tool //p' "$uri")
 [ -n "$sock" ] && [ ! -e "$sock" ] && ok "--dvm-uri: the tool socket is removed" ||
     fail "--dvm-uri: the tool socket $sock is removed"
 wait_for 10 sh -c "[ -z \"\$(ps -eo args= | grep -F '$HERD_BUILDDIR' | grep -E 'herdd( |$)' | grep -v grep)\" ]" ||
