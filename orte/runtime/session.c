@@ -1107,7 +1107,14 @@ static int session_run(opal_buffer_t *segment, int listen_fd)
     s->vpid = participant + 1;
     s->size = s->launch->num_participants + 1;
     for (char *const *m = s->spec->mca; NULL != m && NULL != *m; ++m) {
-        putenv(*m); /* the spec outlives every use of the environment */
+        const char *eq = strchr(*m, '=');
+        if (NULL != eq && eq > *m) {
+            char *name = strndup(*m, (size_t) (eq - *m));
+            if (NULL != name) {
+                setenv(name, eq + 1, 1); /* copied: the spec goes before the environment */
+                free(name);
+            }
+        }
     }
     if (HERD_SUCCESS != (rc = opal_mca_init()) ||
         HERD_SUCCESS != (rc = opal_event_base_create(&s->base)) ||
