@@ -534,6 +534,11 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     r->sys_us = (uint64_t) info->sys_cpu.tv_sec * 1000000u + (uint64_t) info->sys_cpu.tv_usec;
     r->max_rss_kb = info->max_rss_kb;
     r->aborted = s->aborting;
+    if (info->not_started) {
+        r->state = ORTE_PROC_START_FAILED; /* its exec failed after all (odls said why) */
+        r->signaled = false;
+        r->exit_code = 1;
+    }
     if (orte_proc_record_failed(r) && !s->aborting) {
         send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
     }

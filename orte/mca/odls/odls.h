@@ -52,6 +52,7 @@ typedef struct orte_odls_exit {
     struct timeval user_cpu; /* CPU time in user mode, of it and its reaped descendants */
     struct timeval sys_cpu;
     long max_rss_kb;  /* largest resident set size */
+    bool not_started; /* its exec failed (already reported): it never ran */
     uint64_t wall_ns; /* from just before the start to when the exit was collected */
 } orte_odls_exit_t;
 
@@ -81,10 +82,13 @@ struct orte_odls_module {
      * instance, without running callbacks. NULL is ignored. */
     void (*destroy)(orte_odls_t *instance);
 
-    /* Start one process. On success it runs (exec succeeded) and its proc_exited will come.
-     * On failure nothing was left running and the reason was reported (naming the program,
-     * rank and node): HERD_ERR_BAD_PARAM (bad spec or cpuset), HERD_ERR_NOT_FOUND (no such
-     * program), HERD_ERR_IN_ERRNO (the system refused: fork, chdir, binding, exec). */
+    /* Start one process. What can be checked before starting it is (the program, working
+     * directory and binding): on failure nothing was left running and the reason was reported
+     * (naming the program, rank and node): HERD_ERR_BAD_PARAM (bad spec or cpuset),
+     * HERD_ERR_NOT_FOUND (no such program), HERD_ERR_IN_ERRNO (the system refused: fork,
+     * chdir, binding). On success the process is started and its proc_exited will come; the
+     * launch does not wait for its exec, so execs run in parallel. Should an exec still fail,
+     * the reason is reported and proc_exited has not_started set. */
     int (*launch)(orte_odls_t *instance, const orte_odls_proc_spec_t *spec);
     /* SIGTERM to every live process and its process group, then SIGKILL to those left after
      * grace_ms (ORTE_ODLS_KILL_GRACE_DEFAULT: the MCA variable odls_base_kill_grace_ms).

@@ -695,6 +695,32 @@ static void test_usage(void **state)
                 ctx->exits[0].sys_cpu.tv_sec > 0 || ctx->exits[0].sys_cpu.tv_usec > 0);
 }
 
+/* An exec that fails after the launch returned (here: a file that is executable but not a
+ * program the kernel can run) is reported, and its exit comes with not_started. */
+static void test_late_exec_failure(void **state)
+{
+    test_ctx_t *ctx = *state;
+    char path[] = "/tmp/herd-odls-badexec-XXXXXX";
+    int fd = mkstemp(path);
+    herd_test_capture_t capture;
+    char *text;
+
+    assert_true(fd >= 0);
+    /* no #! and no ELF header: execve fails with ENOEXEC */
+    assert_int_equal(write(fd, "\x01\x02\x03\x04", 4), 4);
+    close(fd);
+    chmod(path, 0700);
+    char *argv[] = {path, NULL};
+    herd_test_capture_start(&capture);
+    launch_ok(ctx, argv, 0);
+    run_until(ctx, all_exited);
+    text = herd_test_capture_stop(&capture);
+    unlink(path);
+    assert_true(ctx->exits[0].not_started);
+    assert_contains(text, "Rank 0");
+    free(text);
+}
+
 static void test_many_processes(void **state)
 {
     test_ctx_t *ctx = *state;
@@ -812,6 +838,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kill_all_outliving_member, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_forwarding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_exec_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_instances, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_kills, setup, teardown),

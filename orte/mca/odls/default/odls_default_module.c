@@ -7,13 +7,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -35,6 +35,11 @@ typedef struct {
     pid_t pid;
     uint32_t rank;
     struct timespec start;
+    /* Until the exec is known to have happened: the child's report pipe (closed by a successful
+     * exec, or carrying why it failed) and what a late failure message names. */
+    int report_fd;
+    bool not_started; /* its exec failed (reported): it never ran */
+    char *late;       /* "program\0node\0cwd\0cpuset\0", for that message; NULL once known */
 } odls_default_proc_t;
 
 struct orte_odls {
@@ -166,40 +171,6 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(plan->program, plan->argv, plan->env);
     odls_default_child_fail(report_fd, ODLS_CHILD_EXEC);
-}
-
-static pid_t fork_fallback(odls_child_plan_t *plan)
-{
-    pid_t pid = fork();
-    if (0 == pid) {
-        odls_default_child(plan);
-    }
-    return pid;
-}
-
-static int odls_default_child_entry(void *arg)
-{
-    odls_default_child(arg);
-}
-
-/* Start the child. The parent is suspended until the child has exec'd (or failed), so a
- * launch costs no copy of the daemon's page tables and no copy-on-write faults: the child
- * borrows the daemon's memory (it only reads the plan and makes system calls, on a stack of
- * its own) and the handlers it resets are its own copy (no CLONE_SIGHAND). */
-static pid_t odls_default_spawn(odls_child_plan_t *plan)
-{
-    enum { STACK_BYTES = 64 * 1024 };
-    char *stack = malloc(STACK_BYTES);
-    if (NULL == stack) {
-        return fork_fallback(plan);
-    }
-    /* the stack grows down on every architecture herd runs on; 16-byte aligned top */
-    char *top = (char *) (((uintptr_t) (stack + STACK_BYTES)) & ~(uintptr_t) 15);
-    pid_t pid = clone(odls_default_child_entry, top, CLONE_VM | CLONE_VFORK | SIGCHLD, plan);
-    int saved = errno;
-    free(stack);
-    errno = saved;
-    return pid;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -339,30 +310,106 @@ static int odls_default_reserve(orte_odls_t *odls)
     return HERD_SUCCESS;
 }
 
-static void odls_default_report_child_failure(const orte_odls_proc_spec_t *spec, const char *node,
-                                              const char *program,
-                                              const odls_child_failure_t *failure)
+static void odls_default_report_failure(uint32_t rank, const char *node, const char *program,
+                                        const char *cwd, const char *cpuset,
+                                        const odls_child_failure_t *failure)
 {
     const char *reason = strerror(failure->error);
 
     switch (failure->stage) {
     case ODLS_CHILD_STDIO:
-        opal_show_help(ODLS_DEFAULT_HELP_FILE, "stdio-failed", true, spec->rank, node, program,
-                       reason);
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "stdio-failed", true, rank, node, program, reason);
         break;
     case ODLS_CHILD_CHDIR:
-        opal_show_help(ODLS_DEFAULT_HELP_FILE, "chdir-failed", true, spec->rank, node, program,
-                       spec->cwd, reason);
-        break;
-    case ODLS_CHILD_BIND:
-        opal_show_help(ODLS_DEFAULT_HELP_FILE, "bind-failed", true, spec->rank, node, program,
-                       spec->cpuset, reason);
-        break;
-    default:
-        opal_show_help(ODLS_DEFAULT_HELP_FILE, "exec-failed", true, spec->rank, node, program,
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "chdir-failed", true, rank, node, program, cwd,
                        reason);
         break;
+    case ODLS_CHILD_BIND:
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "bind-failed", true, rank, node, program, cpuset,
+                       reason);
+        break;
+    default:
+        opal_show_help(ODLS_DEFAULT_HELP_FILE, "exec-failed", true, rank, node, program, reason);
+        break;
     }
+}
+
+/* Read what a child's report pipe says, without waiting: false while the child has not
+ * exec'd yet. Once it has (or failed, which is reported here), the pipe is closed. */
+static bool odls_default_check_report(odls_default_proc_t *proc, bool wait)
+{
+    odls_child_failure_t failure;
+    ssize_t got;
+
+    if (proc->report_fd < 0) {
+        return true;
+    }
+    if (wait) {
+        fcntl(proc->report_fd, F_SETFL, 0);
+    }
+    do {
+        got = read(proc->report_fd, &failure, sizeof(failure));
+    } while (got < 0 && EINTR == errno);
+    if (got < 0 && EAGAIN == errno) {
+        return false;
+    }
+    if (got > 0) {
+        const char *program = proc->late;
+        const char *node = program + strlen(program) + 1;
+        const char *cwd = node + strlen(node) + 1;
+        const char *cpuset = cwd + strlen(cwd) + 1;
+        if ((size_t) got < sizeof(failure)) {
+            failure.stage = ODLS_CHILD_EXEC;
+            failure.error = EIO;
+        }
+        odls_default_report_failure(proc->rank, node, program, cwd, cpuset, &failure);
+        proc->not_started = true;
+    }
+    close(proc->report_fd);
+    proc->report_fd = -1;
+    free(proc->late);
+    proc->late = NULL;
+    return true;
+}
+
+/* The exec reports of earlier launches that have come in (a launch does not wait for its own:
+ * the children exec in parallel while the next ones are started). */
+static void odls_default_sweep_reports(orte_odls_t *odls)
+{
+    for (size_t i = 0; i < odls->num_procs; ++i) {
+        odls_default_check_report(&odls->procs[i], false);
+    }
+}
+
+/* What the child would fail at in the working directory or the binding, found before the fork
+ * so the launch can say so at once; HERD_SUCCESS when nothing is wrong. */
+static int odls_default_precheck(const odls_child_plan_t *plan, odls_child_failure_t *failure)
+{
+    struct stat st;
+    if (NULL != plan->cwd &&
+        (0 != stat(plan->cwd, &st) || 0 != access(plan->cwd, X_OK) || !S_ISDIR(st.st_mode))) {
+        failure->stage = ODLS_CHILD_CHDIR;
+        failure->error = (0 == errno) ? ENOTDIR : errno;
+        if (0 == stat(plan->cwd, &st) && !S_ISDIR(st.st_mode)) {
+            failure->error = ENOTDIR;
+        }
+        return HERD_ERR_IN_ERRNO;
+    }
+    if (NULL != plan->cpus) {
+        cpu_set_t allowed;
+        CPU_ZERO(&allowed);
+        if (0 == sched_getaffinity(0, sizeof(allowed), &allowed)) {
+            for (size_t cpu = 0; cpu < 8 * plan->cpus_size; ++cpu) {
+                if (CPU_ISSET_S(cpu, plan->cpus_size, plan->cpus) &&
+                    (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))) {
+                    failure->stage = ODLS_CHILD_BIND;
+                    failure->error = EINVAL;
+                    return HERD_ERR_IN_ERRNO;
+                }
+            }
+        }
+    }
+    return HERD_SUCCESS;
 }
 
 static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *spec)
@@ -372,11 +419,9 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     int devnull = -1;
     int report[2] = {-1, -1};
     char *program = NULL;
-    odls_child_failure_t failure;
     struct rlimit nofile;
     sigset_t all, saved;
     struct timespec start;
-    ssize_t got;
     pid_t pid;
     int rc;
 
@@ -415,6 +460,18 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
         }
     }
 
+    {
+        odls_child_failure_t failure = {0};
+        errno = 0;
+        if (HERD_SUCCESS != odls_default_precheck(&plan, &failure)) {
+            odls_default_report_failure(spec->rank, node, program, spec->cwd, spec->cpuset,
+                                        &failure);
+            errno = failure.error;
+            rc = HERD_ERR_IN_ERRNO;
+            goto out;
+        }
+    }
+    odls_default_sweep_reports(odls);
     plan.env = odls_default_environment(spec);
     rc = odls_default_reserve(odls);
     if (NULL == plan.env || HERD_SUCCESS != rc) {
@@ -431,7 +488,7 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     plan.stdio[0] = (spec->stdin_fd >= 0) ? spec->stdin_fd : devnull;
     plan.stdio[1] = (spec->stdout_fd >= 0) ? spec->stdout_fd : devnull;
     plan.stdio[2] = (spec->stderr_fd >= 0) ? spec->stderr_fd : devnull;
-    if (0 != pipe2(report, O_CLOEXEC)) {
+    if (0 != pipe2(report, O_CLOEXEC | O_NONBLOCK)) {
         rc = HERD_ERR_IN_ERRNO;
         goto out;
     }
@@ -440,46 +497,51 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     plan.max_fd = (0 == getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < INT_MAX)
                       ? (int) nofile.rlim_cur
                       : 65536;
+    /* for a message should the exec fail after all (found by a later sweep or at its exit) */
+    size_t lens[4] = {strlen(program) + 1, strlen(node) + 1,
+                      strlen(NULL != spec->cwd ? spec->cwd : "") + 1,
+                      strlen(NULL != spec->cpuset ? spec->cpuset : "") + 1};
+    char *late = malloc(lens[0] + lens[1] + lens[2] + lens[3]);
+    if (NULL == late) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    memcpy(late, program, lens[0]);
+    memcpy(late + lens[0], node, lens[1]);
+    memcpy(late + lens[0] + lens[1], NULL != spec->cwd ? spec->cwd : "", lens[2]);
+    memcpy(late + lens[0] + lens[1] + lens[2], NULL != spec->cpuset ? spec->cpuset : "", lens[3]);
 
     /* No handler of ours may run in the child before it resets them. */
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &saved);
     clock_gettime(CLOCK_MONOTONIC, &start);
-    pid = odls_default_spawn(&plan);
+    /* A plain fork, and no waiting for the exec: the child execs on another core while the
+     * next one is started (a vfork would hold us until each exec is under way). */
+    pid = fork();
+    if (0 == pid) {
+        odls_default_child(&plan);
+    }
     sigprocmask(SIG_SETMASK, &saved, NULL);
     close(report[1]);
     report[1] = -1;
     if (pid < 0) {
         opal_show_help(ODLS_DEFAULT_HELP_FILE, "fork-failed", true, spec->rank, node,
                        strerror(errno));
+        free(late);
         rc = HERD_ERR_IN_ERRNO;
         goto out;
     }
     /* also here, so the group exists whichever of the two runs first */
     setpgid(pid, pid);
 
-    /* The report pipe closes on a successful exec; a failure arrives as one record. */
-    do {
-        got = read(report[0], &failure, sizeof(failure));
-    } while (got < 0 && EINTR == errno);
-    if (got > 0) {
-        while (waitpid(pid, NULL, 0) < 0 && EINTR == errno) {
-        }
-        if ((size_t) got < sizeof(failure)) {
-            failure.stage = ODLS_CHILD_EXEC;
-            failure.error = EIO;
-        }
-        odls_default_report_child_failure(spec, node, program, &failure);
-        errno = failure.error;
-        rc = HERD_ERR_IN_ERRNO;
-        goto out;
-    }
-
     odls->procs[odls->num_procs++] = (odls_default_proc_t){
         .pid = pid,
         .rank = spec->rank,
         .start = start,
+        .report_fd = report[0],
+        .late = late,
     };
+    report[0] = -1;
     opal_output_verbose(10, orte_odls_base_framework.output, "odls: rank %u on %s is pid %d (%s)",
                         spec->rank, node, (int) pid, program);
     rc = HERD_SUCCESS;
@@ -565,7 +627,10 @@ static void odls_default_reap(void *arg)
                 continue;
             }
         }
+        /* it has exited, so its report is complete: did it ever run? */
+        odls_default_check_report(proc, true);
         odls_default_fill_exit(proc, status, &usage, &now, &exits[num_exits]);
+        exits[num_exits].not_started = proc->not_started;
         ranks[num_exits++] = proc->rank;
     }
     odls->num_procs = kept;
@@ -729,6 +794,10 @@ static void odls_default_destroy(orte_odls_t *odls)
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && EINTR == errno) {
         }
+        if (odls->procs[i].report_fd >= 0) {
+            close(odls->procs[i].report_fd);
+        }
+        free(odls->procs[i].late);
     }
     odls_default_kill_doomed(odls);
     orte_odls_base_sigchld_unwatch(odls->sigchld);
