@@ -63,12 +63,10 @@ typedef struct job {
     int grace_ms;
     orte_proc_record_t *report;
     uint32_t num_report;
-    uint32_t num_failures;
     opal_event_t *timeout_timer;
     opal_event_t *grace_timer;
     opal_event_t *deadline_timer;
     opal_event_t *start_timer; /* until every session daemon has checked in */
-    struct timespec started;
 } job_t;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -177,7 +175,6 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
         return;
     }
     opal_buffer_destruct(&buffer);
-    job->num_failures++;
     if (job->aborting && job->signals > 0) {
         return; /* we asked for it */
     }
@@ -810,7 +807,6 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
 
     memset(&nodes, 0, sizeof(nodes));
     opal_buffer_init(&message);
-    clock_gettime(CLOCK_MONOTONIC, &job->started);
     job->spec = spec;
     job->options = options;
     job->launch.spec = spec;
