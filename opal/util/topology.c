@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/util/tmpdir.h"
 #include "opal/util/topology.h"
 
 /* FNV-1a over the allowed CPU mask: part of the cache file's name. */
@@ -44,20 +45,11 @@ static int cache_path(char *path, size_t size)
     if ('\0' == boot[0]) {
         return HERD_ERR_NOT_SUPPORTED;
     }
-    const char *tmp = getenv("TMPDIR");
-    if (NULL == tmp || '/' != tmp[0]) {
-        tmp = "/tmp";
-    }
     char dir[512];
-    snprintf(dir, sizeof(dir), "%s/herd-%u", tmp, (unsigned) getuid());
-    struct stat st;
-    if (0 != mkdir(dir, 0700) && EEXIST != errno) {
-        return HERD_ERR_IN_ERRNO;
-    }
-    /* only a private directory of ours: someone else's file must never become our topology */
-    if (0 != lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        0 != (st.st_mode & 077)) {
-        return HERD_ERR_NOT_SUPPORTED;
+    /* only a private folder of ours: someone else's file must never become our topology */
+    int rc = opal_private_tmpdir(dir, sizeof(dir));
+    if (HERD_SUCCESS != rc) {
+        return rc;
     }
     snprintf(path, size, "%s/topology-%s-%016llx-%x.xml", dir, boot, cpuset_hash(),
              (unsigned) hwloc_get_api_version());

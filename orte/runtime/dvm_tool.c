@@ -15,6 +15,7 @@
 
 #include "opal/dss/buffer.h"
 #include "opal/util/output.h"
+#include "opal/util/tmpdir.h"
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/job.h"
 
@@ -108,15 +109,6 @@ static int inbuf_next(inbuf_t *in, opal_buffer_t *frame)
     memmove(in->data, in->data + 4 + len, in->used - 4 - len);
     in->used -= 4 + len;
     return rc;
-}
-
-static void socket_dir(char *dir, size_t size)
-{
-    const char *tmp = getenv("TMPDIR");
-    if (NULL == tmp || '/' != tmp[0]) {
-        tmp = "/tmp";
-    }
-    snprintf(dir, size, "%s/herd-%u", tmp, (unsigned) getuid());
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -309,8 +301,12 @@ int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
 {
     char dir[PATH_MAX];
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    socket_dir(dir, sizeof(dir));
-    if (0 != mkdir(dir, 0700) && EEXIST != errno) {
+    /* a folder only we may use: a socket in someone else's could be replaced under us */
+    int rc = opal_private_tmpdir(dir, sizeof(dir));
+    if (HERD_SUCCESS != rc) {
+        if (HERD_ERR_IN_ERRNO != rc) {
+            errno = EPERM; /* herd-dvm says why with strerror(errno) */
+        }
         return HERD_ERR_IN_ERRNO;
     }
     if ((size_t) snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/dvm-%s.sock", dir,
@@ -335,9 +331,8 @@ int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
     server.dvm = dvm;
     server.listen_fd = fd;
     server.path = strdup(addr.sun_path);
-    int rc =
-        opal_event_fd_create(orte_dvm_event_base(dvm), fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                             accept_cb, NULL, &server.listen_event);
+    rc = opal_event_fd_create(orte_dvm_event_base(dvm), fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                              accept_cb, NULL, &server.listen_event);
     if (HERD_SUCCESS != rc || NULL == server.path) {
         orte_dvm_tool_server_stop();
         return HERD_SUCCESS == rc ? HERD_ERR_OUT_OF_RESOURCE : rc;
