@@ -60,6 +60,7 @@ typedef struct session {
     opal_event_t *signal_event;
 
     char **proc_env; /* what every process starts from */
+    char ***app_env; /* per app: proc_env with its -x variables, made at its first process */
     uint32_t num_procs;
     uint32_t local_size;
     uint32_t launched;
@@ -580,6 +581,43 @@ static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata
     return rc;
 }
 
+/* The environment every process of app starts from: ours, with its -x variables replacing
+ * those of the same name. Made once per app, not per process (the launch path). */
+static int app_environment(session_t *s, uint32_t app_index, char ***env_out)
+{
+    if (NULL == s->app_env) {
+        s->app_env = calloc(s->spec->num_apps, sizeof(*s->app_env));
+        if (NULL == s->app_env) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (NULL != s->app_env[app_index]) {
+        *env_out = s->app_env[app_index];
+        return HERD_SUCCESS;
+    }
+    char **env = opal_argv_copy(s->proc_env);
+    if (NULL != s->proc_env && NULL == env) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (char *const *e = s->spec->apps[app_index].env; NULL != e && NULL != *e; ++e) {
+        char *eq = strchr(*e, '=');
+        size_t name_len = (NULL != eq) ? (size_t) (eq - *e) : strlen(*e);
+        for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
+            if (0 == strncmp(env[i], *e, name_len) && '=' == env[i][name_len]) {
+                opal_argv_delete(&env, i, 1);
+                break;
+            }
+        }
+        if (HERD_SUCCESS != opal_argv_append(&env, *e)) {
+            opal_argv_free(env);
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    s->app_env[app_index] = env;
+    *env_out = env;
+    return HERD_SUCCESS;
+}
+
 static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
 {
     session_t *s = cbdata;
@@ -616,18 +654,13 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         r->aborted = true;
         return HERD_SUCCESS;
     }
-    char **env = opal_argv_copy(s->proc_env);
-    for (char *const *e = app->env; NULL != e && NULL != *e; ++e) {
-        char *eq = strchr(*e, '=');
-        size_t name_len = (NULL != eq) ? (size_t) (eq - *e) : strlen(*e);
-        /* -x replaces a variable of the same name */
-        for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
-            if (0 == strncmp(env[i], *e, name_len) && '=' == env[i][name_len]) {
-                opal_argv_delete(&env, i, 1);
-                break;
-            }
-        }
-        opal_argv_append(&env, *e);
+    char **env = NULL;
+    if (HERD_SUCCESS != app_environment(s, proc->app, &env)) {
+        r->state = ORTE_PROC_START_FAILED;
+        r->exit_code = 1;
+        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
+        s->aborting = true;
+        return HERD_SUCCESS;
     }
     orte_odls_proc_spec_t spec = {
         .argv = app->argv,
@@ -648,7 +681,6 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         .appnum = proc->app,
     };
     rc = s->odls->launch(s->procs, &spec);
-    opal_argv_free(env);
     if (HERD_SUCCESS != rc) {
         r->state = ORTE_PROC_START_FAILED;
         r->exit_code = 1;
@@ -725,8 +757,11 @@ static bool *local_apps(session_t *s)
         free(local);
         return NULL;
     }
-    orte_rmaps_job_t job = {.nodes = s->nodes.nodes, .num_nodes = nnodes, .apps = s->apps,
-                            .num_apps = napps, .planned = plan_only,
+    orte_rmaps_job_t job = {.nodes = s->nodes.nodes,
+                            .num_nodes = nnodes,
+                            .apps = s->apps,
+                            .num_apps = napps,
+                            .planned = plan_only,
                             .app_node_counts = counts};
     int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
     for (uint32_t a = 0; a < napps; ++a) {
@@ -1082,6 +1117,10 @@ static void session_release(session_t *s)
     free(s->records);
     free(s->collected);
     free(s->finished);
+    for (uint32_t a = 0; NULL != s->app_env && a < s->spec->num_apps; ++a) {
+        opal_argv_free(s->app_env[a]);
+    }
+    free(s->app_env);
     opal_argv_free(s->proc_env);
     orte_job_launch_free(s->launch);
     free(s->node_name);
@@ -1185,8 +1224,8 @@ static int session_run(opal_buffer_t *segment, int listen_fd)
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    rc = s->gc->allgather(s->grpcomm, ORTE_SESSION_COLL_CHECK, problems, strlen(problems),
-                          check_cb, s);
+    rc = s->gc->allgather(s->grpcomm, ORTE_SESSION_COLL_CHECK, problems, strlen(problems), check_cb,
+                          s);
     free(problems);
     if (HERD_SUCCESS != rc) {
         goto out;
