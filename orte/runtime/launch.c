@@ -280,8 +280,10 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
     }
     if (cut > 0 && !job->start_failed) {
         /* one that said goodbye was told to stop (its node daemon is going away, and says
-         * why); one that vanished is news */
-        if (HERD_SUCCESS != status) {
+         * why); one that vanished is news, unless the job is already being stopped: then the
+         * first loss was reported and this one follows from it (an abort written to a session
+         * daemon that is leaving fails with a broken pipe) */
+        if (HERD_SUCCESS != status && !job->aborting) {
             fprintf(stderr,
                     "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
                     "job\n",
