@@ -25,6 +25,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
+#include "opal/util/fd.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/grpcomm/grpcomm.h"
@@ -1657,21 +1658,12 @@ static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_jo
         rc = HERD_ERR_IN_ERRNO;
         goto out;
     }
-    size_t done = 0;
-    while (done < buffer.used) {
-        ssize_t n = write(fd, buffer.base + done, buffer.used - done);
-        if (n < 0 && EINTR == errno) {
-            continue;
-        }
-        if (n <= 0) {
-            int saved = errno;
-            close(fd);
-            shm_unlink(name);
-            errno = saved;
-            rc = HERD_ERR_IN_ERRNO;
-            goto out;
-        }
-        done += (size_t) n;
+    if (HERD_SUCCESS != (rc = opal_fd_write_all(fd, buffer.base, buffer.used))) {
+        int saved = errno;
+        close(fd);
+        shm_unlink(name);
+        errno = saved;
+        goto out;
     }
     close(fd);
 out:

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "opal/dss/buffer.h"
+#include "opal/util/fd.h"
 #include "opal/util/output.h"
 #include "opal/util/tmpdir.h"
 #include "orte/runtime/dvm_tool.h"
@@ -30,29 +31,12 @@ enum {
 /* ------------------------------------------------------------------------------------------ */
 /* framing */
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && (EINTR == errno || EAGAIN == errno)) {
-            continue;
-        }
-        if (n <= 0) {
-            return HERD_ERR_IN_ERRNO;
-        }
-        p += n;
-        len -= (size_t) n;
-    }
-    return HERD_SUCCESS;
-}
-
 static int send_frame(int fd, const opal_buffer_t *buffer)
 {
     uint8_t header[4] = {(uint8_t) (buffer->used >> 24), (uint8_t) (buffer->used >> 16),
                          (uint8_t) (buffer->used >> 8), (uint8_t) buffer->used};
-    int rc = write_all(fd, header, sizeof(header));
-    return HERD_SUCCESS == rc ? write_all(fd, buffer->base, buffer->used) : rc;
+    int rc = opal_fd_write_all(fd, header, sizeof(header));
+    return HERD_SUCCESS == rc ? opal_fd_write_all(fd, buffer->base, buffer->used) : rc;
 }
 
 /* Bytes read so far on a connection; a frame is complete once header and payload are in. */

@@ -19,6 +19,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
+#include "opal/util/fd.h"
 #include "opal/util/output.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/mca/odls/odls.h"
@@ -143,17 +144,8 @@ static void recv_output(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, 
         return;
     }
     int fd = (1 == bytes[0]) ? STDOUT_FILENO : STDERR_FILENO;
-    size_t done = 1;
-    while (done < length) {
-        ssize_t n = write(fd, bytes + done, length - done);
-        if (n < 0 && EINTR == errno) {
-            continue;
-        }
-        if (n <= 0) {
-            return; /* our output is gone (closed pipe): nothing to do about it */
-        }
-        done += (size_t) n;
-    }
+    /* a failure means our output is gone (a closed pipe): nothing to do about it */
+    opal_fd_write_all(fd, bytes + 1, length - 1);
 }
 
 static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
