@@ -162,6 +162,7 @@ int orte_job_spec_pack(opal_buffer_t *buffer, const orte_job_spec_t *spec)
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spec->timeout)) ||
         HERD_SUCCESS != (rc = pack_opt_string(buffer, spec->errmgr)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_int32(buffer, spec->kill_grace_ms)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_int32(buffer, spec->stdin_target)) ||
         HERD_SUCCESS != (rc = pack_argv(buffer, spec->mca)) ||
         HERD_SUCCESS != (rc = pack_opt_string(buffer, spec->sink_uri)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_bytes(buffer, spec->secret, sizeof(spec->secret)))) {
@@ -224,12 +225,13 @@ int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **spec_out)
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &spec->timeout)) ||
         HERD_SUCCESS != (rc = unpack_opt_string(buffer, &spec->errmgr)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_int32(buffer, &spec->kill_grace_ms)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(buffer, &spec->stdin_target)) ||
         HERD_SUCCESS != (rc = unpack_argv(buffer, ORTE_JOB_MAX_ARGS, &spec->mca)) ||
         HERD_SUCCESS != (rc = unpack_opt_string(buffer, &spec->sink_uri)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_bytes(buffer, &secret, &secret_len))) {
         goto err;
     }
-    if (sizeof(spec->secret) != secret_len) {
+    if (sizeof(spec->secret) != secret_len || spec->stdin_target < -2) {
         rc = HERD_ERR_UNPACK_FAILURE;
         goto err;
     }

@@ -13,7 +13,7 @@
 #include "opal/visibility.h"
 
 /* Version of the launch message (raise it with every change to the encoding below). */
-#define ORTE_JOB_WIRE_VERSION 1u
+#define ORTE_JOB_WIRE_VERSION 2u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u
@@ -27,6 +27,9 @@
 #define ORTE_JOB_FLAG_EXPLAIN         0x08u /* --explain */
 #define ORTE_JOB_FLAG_DO_NOT_LAUNCH   0x10u /* --do-not-launch: map (and display) only */
 #define ORTE_JOB_FLAG_VERBOSE         0x20u /* -v: show sizes of what went over the wire */
+#define ORTE_JOB_FLAG_MERGE_STDERR    0x40u /* --merge-stderr-to-stdout */
+#define ORTE_JOB_FLAG_TAG_OUTPUT      0x80u /* --tag-output */
+#define ORTE_JOB_FLAG_TIMESTAMP_OUTPUT 0x100u /* --timestamp-output */
 
 /* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
 typedef struct orte_job_app {
@@ -52,6 +55,7 @@ typedef struct orte_job_spec {
     uint32_t timeout;      /* --timeout seconds; 0: none */
     char *errmgr;          /* errmgr component for the shepherd (NULL: by priority) */
     int32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace; < 0: odls_base_kill_grace_ms */
+    int32_t stdin_target;  /* --stdin: a rank, ORTE_IOF_STDIN_ALL (-2) or _NONE (-1) */
     char **mca;     /* "HERD_MCA_name=value" from --mca, given to session daemons and procs */
     char *sink_uri; /* where herdrun listens for the job's session daemons */
     uint8_t secret[ORTE_JOB_SECRET_BYTES]; /* of the job's overlay */

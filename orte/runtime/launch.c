@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "opal/util/fd.h"
 #include "opal/util/output.h"
 #include "orte/mca/grpcomm/grpcomm.h"
+#include "orte/mca/iof/iof.h"
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
@@ -53,6 +55,15 @@ typedef struct job {
     const orte_grpcomm_module_t *gc;
     orte_grpcomm_t *grpcomm;
 
+    const orte_iof_module_t *iof;
+    orte_iof_sink_t *sink;
+    /* a one-node job: the session daemon hands us its processes' pipes, read here */
+    orte_iof_source_t *source;
+    int iof_sock;
+    opal_event_t *iof_event;
+    bool source_finishing;
+    bool source_drained;
+
     bool *eof; /* by vpid */
     uint32_t num_eof;
     bool report_received;
@@ -81,9 +92,22 @@ static void job_finish(job_t *job)
     opal_event_base_stop(job->base);
 }
 
+static void take_pipes(job_t *job);
+
 static void check_finished(job_t *job)
 {
     if (job->num_eof + 1 >= job->size && (job->report_received || job->start_failed)) {
+        if (NULL != job->source && !job->source_drained) {
+            /* every process exited: what is left in their pipes is the last of the output */
+            if (!job->source_finishing) {
+                job->source_finishing = true;
+                take_pipes(job);
+                job->iof->source_finish(job->source);
+            }
+            if (!job->source_drained) {
+                return;
+            }
+        }
         job_finish(job);
     }
 }
@@ -263,6 +287,9 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
         bool below = false;
         for (orte_vpid_t u = v; u > 0 && !below; u = orte_radix_parent(u, job->launch.radix)) {
             below = (u == peer);
+        }
+        if (below && NULL != job->sink) {
+            job->iof->sink_source_lost(job->sink, v);
         }
         if (below && !job->eof[v]) {
             job->eof[v] = true;
@@ -740,6 +767,127 @@ static void grpcomm_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     job->gc->deliver(job->grpcomm, src, tag, data, length);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* I/O forwarding */
+
+static int iof_send(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov, int iovcnt)
+{
+    job_t *job = ctx;
+    if (NULL != job->source && ORTE_SESSION_SHEPHERD == dst) {
+        /* our own source: a call, not a message */
+        return job->iof->source_deliver(job->source, 0, msg, iov, iovcnt);
+    }
+    if (NULL == job->overlay) {
+        return HERD_ERR_UNREACH;
+    }
+    return job->ovl->sendv(job->overlay, dst, (uint16_t) (ORTE_SESSION_TAG_IOF + msg), iov,
+                           iovcnt);
+}
+
+/* From our own source (the pipes of a one-node job) straight to the sink. */
+static int iof_send_local(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov,
+                          int iovcnt)
+{
+    job_t *job = ctx;
+    return job->iof->sink_deliver(job->sink, ORTE_SESSION_SHEPHERD, msg, iov, iovcnt);
+}
+
+static void iof_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                     size_t length, void *arg)
+{
+    job_t *job = arg;
+    struct iovec iov = {.iov_base = (void *) data, .iov_len = length};
+    job->iof->sink_deliver(job->sink, src, tag - ORTE_SESSION_TAG_IOF, &iov, 1);
+}
+
+static void iof_drained(void *cbdata)
+{
+    job_t *job = cbdata;
+    job->source_drained = true;
+    check_finished(job);
+}
+
+/* Pipes the session daemon handed over: ours to read from now on. */
+static void take_pipes(job_t *job)
+{
+    while (job->iof_sock >= 0) {
+        uint32_t rank = 0;
+        int fds[3];
+        int rc = orte_iof_base_recv_fds(job->iof_sock, &rank, fds);
+        if (HERD_ERR_NOT_FOUND == rc) {
+            return;
+        }
+        if (HERD_SUCCESS != rc) {
+            /* the session daemon is gone (or spoke nonsense): nothing more comes this way */
+            if (NULL != job->iof_event) {
+                opal_event_free(job->iof_event);
+                job->iof_event = NULL;
+            }
+            close(job->iof_sock);
+            job->iof_sock = -1;
+            return;
+        }
+        if (ORTE_IOF_RANK_DAEMON == rank) {
+            job->iof->source_all_added(job->source);
+        } else if (HERD_SUCCESS != (rc = job->iof->source_add(job->source, rank, fds))) {
+            fprintf(stderr, "herdrun: the output of rank %u cannot be forwarded: %s\n", rank,
+                    opal_strerror(rc));
+        }
+    }
+}
+
+static void pipes_cb(int fd, short what, void *arg)
+{
+    take_pipes(arg);
+}
+
+static int open_iof(job_t *job)
+{
+    int rc = orte_iof_base_open();
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "herdrun: no I/O forwarding (iof) component is available: %s\n",
+                opal_strerror(rc));
+        return HERD_ERR_SILENT;
+    }
+    job->iof = orte_iof_base_module();
+    const orte_job_spec_t *spec = job->spec;
+    orte_iof_sink_config_t config = {
+        .base = job->base,
+        .jobseq = spec->seq,
+        .flags = ((spec->flags & ORTE_JOB_FLAG_TAG_OUTPUT) ? ORTE_IOF_FLAG_TAG : 0) |
+                 ((spec->flags & ORTE_JOB_FLAG_TIMESTAMP_OUTPUT) ? ORTE_IOF_FLAG_TIMESTAMP : 0) |
+                 (job->options->output_nocopy ? ORTE_IOF_FLAG_NOCOPY : 0),
+        .output_dir = job->options->output_dir,
+        .stdin_target = spec->stdin_target,
+        .num_sources = job->size - 1,
+        .stdin_fd = STDIN_FILENO,
+        .stdout_fd = STDOUT_FILENO,
+        .stderr_fd = STDERR_FILENO,
+        .transport = {.send = iof_send, .ctx = job},
+    };
+    /* a terminal in the background would stop us (SIGTTIN) at the first read */
+    if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp()) {
+        config.stdin_target = ORTE_IOF_STDIN_NONE;
+    }
+    rc = job->iof->sink_create(&config, &job->sink);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL != job->dvm || NULL != job->client) {
+        return HERD_SUCCESS;
+    }
+    orte_iof_source_config_t local = {
+        .base = job->base,
+        .vpid = ORTE_SESSION_SHEPHERD,
+        .sink = 0,
+        .stdin_target = config.stdin_target,
+        .transport = {.send = iof_send_local, .ctx = job},
+        .drained = iof_drained,
+        .cbdata = job,
+    };
+    return job->iof->source_create(&local, &job->source);
+}
+
 static int open_sink(job_t *job)
 {
     orte_overlay_config_t config = {.base = job->base,
@@ -763,6 +911,16 @@ static int open_sink(job_t *job)
                     {ORTE_SESSION_TAG_EOF, recv_eof}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         rc = job->ovl->register_recv(job->overlay, handlers[i].tag, handlers[i].cb, job);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    if (HERD_SUCCESS != (rc = open_iof(job))) {
+        return rc;
+    }
+    for (int m = 0; m < ORTE_IOF_NUM_MSGS; ++m) {
+        rc = job->ovl->register_recv(job->overlay, (uint16_t) (ORTE_SESSION_TAG_IOF + m),
+                                     iof_recv, job);
         if (HERD_SUCCESS != rc) {
             return rc;
         }
@@ -926,6 +1084,24 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     rc = HERD_SUCCESS;
 
 out:
+    if (NULL != job->source) {
+        job->iof->source_destroy(job->source);
+        job->source = NULL;
+    }
+    if (NULL != job->iof_event) {
+        opal_event_free(job->iof_event);
+        job->iof_event = NULL;
+    }
+    if (job->iof_sock >= 0) {
+        close(job->iof_sock);
+        job->iof_sock = -1;
+    }
+    if (NULL != job->sink) {
+        /* what waits for a slow reader is written before herdrun exits */
+        job->iof->sink_destroy(job->sink);
+        job->sink = NULL;
+    }
+    orte_iof_base_close();
     if (NULL != job->overlay) {
         /* goodbye: every session daemon sees its parent leave in order and exits */
         job->ovl->finalize(job->overlay);
@@ -1017,21 +1193,36 @@ static int start_job(job_t *job, const opal_buffer_t *message)
         opal_buffer_destruct(&segment);
         return rc;
     }
+    int pair[2];
+    if (0 != socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair)) {
+        fprintf(stderr, "herdrun: cannot make a socket for the job's I/O: %s\n", strerror(errno));
+        opal_buffer_destruct(&segment);
+        return HERD_ERR_SILENT;
+    }
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (0 == pid) {
         /* the session daemon: everything it needs is in memory already */
-        _exit(orte_session_run_forked(segment.base, segment.used, parent));
+        close(pair[0]);
+        _exit(orte_session_run_forked(segment.base, segment.used, parent, pair[1]));
     }
     opal_buffer_destruct(&segment);
+    close(pair[1]);
     if (pid < 0) {
+        close(pair[0]);
         fprintf(stderr, "herdrun: cannot start the session daemon: %s\n", strerror(errno));
         return HERD_ERR_SILENT;
     }
     job->session_pid = pid;
-    return HERD_SUCCESS;
+    job->iof_sock = pair[0];
+    rc = opal_event_fd_create(job->base, job->iof_sock, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                              pipes_cb, job, &job->iof_event);
+    if (HERD_SUCCESS == rc) {
+        opal_event_add(job->iof_event, NULL);
+    }
+    return rc;
 }
 
 int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_options_t *options,
@@ -1039,6 +1230,7 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
 {
     job_t job;
     memset(&job, 0, sizeof(job));
+    job.iof_sock = -1;
     job.dvm = dvm;
     job.alloc = orte_dvm_allocation(dvm);
     job.base = orte_dvm_event_base(dvm);
@@ -1212,6 +1404,7 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     job_t job;
     int rc;
     memset(&job, 0, sizeof(job));
+    job.iof_sock = -1;
     job.alloc = alloc;
     job.launch.radix = 32;
     if (HERD_SUCCESS !=
@@ -1234,6 +1427,7 @@ int orte_launch_run_client(const char *uri_file, orte_job_spec_t *spec,
     job_t job;
     int rc;
     memset(&job, 0, sizeof(job));
+    job.iof_sock = -1;
     if (HERD_SUCCESS != (rc = opal_event_base_create(&job.base))) {
         return rc;
     }

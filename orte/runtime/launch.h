@@ -13,6 +13,8 @@
 
 typedef struct orte_launch_options {
     const char *report_usage_file; /* --report-usage=FILE: the JSON report; NULL: none */
+    const char *output_dir;        /* --output-filename DIR (NULL: none) */
+    bool output_nocopy;            /* --output-filename DIR:nocopy */
     int verbose;
 } orte_launch_options_t;
 

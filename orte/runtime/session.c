@@ -22,6 +22,7 @@
 #include "opal/util/topology.h"
 #include "orte/mca/errmgr/errmgr.h"
 #include "orte/mca/grpcomm/grpcomm.h"
+#include "orte/mca/iof/iof.h"
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
@@ -51,8 +52,12 @@ typedef struct session {
     const orte_odls_module_t *odls;
     orte_odls_t *procs;
     orte_jobdb_t *db;
+    const orte_iof_module_t *iof;
+    orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
+    int iof_sock;              /* a one-node job: herdrun reads the pipes itself, sent here */
+    bool iof_drained;
 
-    int out_pipe[2]; /* our stdout and stderr (and the processes'), forwarded to herdrun */
+    int out_pipe[2]; /* our own stdout and stderr (messages), forwarded to herdrun */
     int err_pipe[2];
     opal_event_t *out_event;
     opal_event_t *err_event;
@@ -238,6 +243,13 @@ static void finish_local(session_t *s)
     if (s->done_sent || !s->mapping_done ||
         (NULL != s->procs && s->odls->num_alive(s->procs) > 0)) {
         return;
+    }
+    if (NULL != s->source && !s->iof_drained) {
+        /* the processes' last words first: the rest waits until the sink has them all */
+        s->iof->source_finish(s->source);
+        if (!s->iof_drained) {
+            return;
+        }
     }
     s->done_sent = true;
     fflush(stdout);
@@ -523,6 +535,9 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
 {
     session_t *s = cbdata;
     orte_proc_record_t *r = find_record(s, rank);
+    if (NULL != s->source) {
+        s->iof->source_exited(s->source, rank);
+    }
     if (NULL == r) {
         return;
     }
@@ -618,6 +633,37 @@ static int app_environment(session_t *s, uint32_t app_index, char ***env_out)
     return HERD_SUCCESS;
 }
 
+/* The daemon's ends of a started process's pipes: to our source, or to herdrun. */
+static void hand_over_pipes(session_t *s, uint32_t rank, int parent[3])
+{
+    int rc;
+    if (s->iof_sock >= 0) {
+        rc = orte_iof_base_send_fds(s->iof_sock, rank, parent);
+        for (int i = 0; i < 3; ++i) {
+            if (parent[i] >= 0) {
+                close(parent[i]); /* herdrun holds them now */
+            }
+        }
+    } else {
+        rc = s->iof->source_add(s->source, rank, parent);
+    }
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "session daemon on %s: the output of rank %u cannot be forwarded: %s\n",
+                s->node_name, rank, opal_strerror(rc));
+    }
+}
+
+/* Every local process has been handed over: stdin for all of them can flow. */
+static void all_handed_over(session_t *s)
+{
+    if (s->iof_sock >= 0) {
+        int none[3] = {-1, -1, -1};
+        orte_iof_base_send_fds(s->iof_sock, ORTE_IOF_RANK_DAEMON, none);
+    } else if (NULL != s->source) {
+        s->iof->source_all_added(s->source);
+    }
+}
+
 static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
 {
     session_t *s = cbdata;
@@ -662,14 +708,28 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         s->aborting = true;
         return HERD_SUCCESS;
     }
+    int child[3], parent[3];
+    bool target = ORTE_IOF_STDIN_ALL == s->spec->stdin_target ||
+                  (s->spec->stdin_target >= 0 && (uint32_t) s->spec->stdin_target == proc->rank);
+    if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
+                                                 0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
+                                                 child, parent)) {
+        fprintf(stderr, "session daemon on %s: cannot make the pipes of rank %u: %s\n",
+                s->node_name, proc->rank, strerror(errno));
+        r->state = ORTE_PROC_START_FAILED;
+        r->exit_code = 1;
+        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
+        s->aborting = true;
+        return HERD_SUCCESS;
+    }
     orte_odls_proc_spec_t spec = {
         .argv = app->argv,
         .env = env,
         .cwd = app->cwd,
         .cpuset = proc->bound ? proc->cpuset : NULL,
-        .stdin_fd = -1,
-        .stdout_fd = STDOUT_FILENO,
-        .stderr_fd = STDERR_FILENO,
+        .stdin_fd = child[0],
+        .stdout_fd = child[1],
+        .stderr_fd = child[2],
         .node_name = s->node_name,
         .simulated = s->nodes.simulated[proc->node],
         .rank = proc->rank,
@@ -681,6 +741,16 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         .appnum = proc->app,
     };
     rc = s->odls->launch(s->procs, &spec);
+    orte_iof_base_close_child(child);
+    if (HERD_SUCCESS == rc) {
+        hand_over_pipes(s, proc->rank, parent);
+    } else {
+        for (int i = 0; i < 3; ++i) {
+            if (parent[i] >= 0) {
+                close(parent[i]);
+            }
+        }
+    }
     if (HERD_SUCCESS != rc) {
         r->state = ORTE_PROC_START_FAILED;
         r->exit_code = 1;
@@ -707,6 +777,7 @@ static void map_and_launch(session_t *s)
         rc = orte_jobdb_finish(s->db);
     }
     s->mapping_done = true;
+    all_handed_over(s);
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "session daemon on %s: mapping job %s failed: %s\n", s->node_name,
                 s->spec->jobid, opal_strerror(rc));
@@ -992,6 +1063,55 @@ static int redirect_output(session_t *s)
     return rc;
 }
 
+static int iof_send(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov, int iovcnt)
+{
+    session_t *s = ctx;
+    if (NULL == s->overlay) {
+        return HERD_ERR_UNREACH;
+    }
+    return s->ovl->sendv(s->overlay, dst, (uint16_t) (ORTE_SESSION_TAG_IOF + msg), iov, iovcnt);
+}
+
+static void iof_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                     size_t length, void *arg)
+{
+    session_t *s = arg;
+    struct iovec iov = {.iov_base = (void *) data, .iov_len = length};
+    if (NULL != s->source) {
+        s->iof->source_deliver(s->source, src, tag - ORTE_SESSION_TAG_IOF, &iov, 1);
+    }
+}
+
+static void iof_drained(void *cbdata)
+{
+    session_t *s = cbdata;
+    s->iof_drained = true;
+    finish_local(s);
+}
+
+/* The processes' I/O: forwarded from here, unless herdrun reads their pipes itself. */
+static int start_iof(session_t *s)
+{
+    int rc = orte_iof_base_open();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    s->iof = orte_iof_base_module();
+    if (s->iof_sock >= 0) {
+        return HERD_SUCCESS;
+    }
+    orte_iof_source_config_t config = {
+        .base = s->base,
+        .vpid = s->vpid,
+        .sink = 0,
+        .stdin_target = s->spec->stdin_target,
+        .transport = {.send = iof_send, .ctx = s},
+        .drained = iof_drained,
+        .cbdata = s,
+    };
+    return s->iof->source_create(&config, &s->source);
+}
+
 static int start_overlay(session_t *s, int listen_fd)
 {
     orte_overlay_config_t config = {
@@ -1022,6 +1142,12 @@ static int start_overlay(session_t *s, int listen_fd)
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         if (HERD_SUCCESS !=
             (rc = s->ovl->register_recv(s->overlay, handlers[i].tag, handlers[i].cb, s))) {
+            return rc;
+        }
+    }
+    for (int m = 0; m < ORTE_IOF_NUM_MSGS; ++m) {
+        rc = s->ovl->register_recv(s->overlay, (uint16_t) (ORTE_SESSION_TAG_IOF + m), iof_recv, s);
+        if (HERD_SUCCESS != rc) {
             return rc;
         }
     }
@@ -1071,6 +1197,15 @@ static void session_release(session_t *s)
         s->odls->destroy(s->procs); /* kills what still runs, and waits for it */
     }
     orte_odls_base_close();
+    if (NULL != s->source) {
+        s->iof->source_destroy(s->source);
+        s->source = NULL;
+    }
+    orte_iof_base_close();
+    if (s->iof_sock >= 0) {
+        close(s->iof_sock);
+        s->iof_sock = -1;
+    }
     orte_jobdb_destroy(s->db);
     if (NULL != s->grpcomm) {
         s->gc->destroy(s->grpcomm);
@@ -1128,11 +1263,12 @@ static void session_release(session_t *s)
 
 /* Run the job described by segment (the session segment's bytes); listen_fd is the node's
  * static session endpoint (-1 when the job has one node: no session daemon connects here). */
-static int session_run(opal_buffer_t *segment, int listen_fd)
+static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock)
 {
     session_t storage, *s = &storage;
     int rc;
     memset(s, 0, sizeof(*s));
+    s->iof_sock = iof_sock;
     s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
     s->signal_pipe[0] = s->signal_pipe[1] = -1;
     s->status = HERD_SUCCESS;
@@ -1214,6 +1350,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd)
     orte_odls_callbacks_t callbacks = {
         .proc_exited = proc_exited, .all_exited = all_exited, .cbdata = s};
     if (HERD_SUCCESS != (rc = s->odls->create(s->base, &callbacks, &s->procs)) ||
+        HERD_SUCCESS != (rc = start_iof(s)) ||
         HERD_SUCCESS != (rc = start_overlay(s, listen_fd))) {
         fprintf(stderr, "herdd --session on %s: cannot join job %s: %s\n", s->node_name,
                 s->spec->jobid, opal_strerror(rc));
@@ -1267,12 +1404,12 @@ int orte_session_main(void)
         opal_buffer_destruct(&segment);
         return 1;
     }
-    int status = session_run(&segment, listen_fd);
+    int status = session_run(&segment, listen_fd, -1);
     opal_buffer_destruct(&segment);
     return status;
 }
 
-int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent)
+int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent, int iof_sock)
 {
     opal_buffer_t segment;
     /* Ctrl-C at the terminal is herdrun's to forward, not ours to act on */
@@ -1283,7 +1420,7 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent)
     }
     opal_buffer_init(&segment);
     int status = (HERD_SUCCESS == opal_buffer_load(&segment, segment_bytes, len))
-                     ? session_run(&segment, -1)
+                     ? session_run(&segment, -1, iof_sock)
                      : 1;
     opal_buffer_destruct(&segment);
     return status;

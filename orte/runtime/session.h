@@ -23,6 +23,9 @@ enum {
     ORTE_SESSION_TAG_REPORT = 21,  /* shepherd -> 0: {i32 status, u32 n, n records} */
     ORTE_SESSION_TAG_EOF = 22,     /* session -> 0: {u32 processes started}: nothing follows */
     ORTE_SESSION_TAG_LOST = 23,    /* session -> shepherd: {u32 vpid, string reason} */
+    /* 24 .. 24 + ORTE_IOF_NUM_MSGS - 1: the iof protocol between the session daemons'
+     * sources and herdrun's sink (orte/mca/iof/iof.h, docs/iof.md) */
+    ORTE_SESSION_TAG_IOF = 24,
 };
 
 /* The collective every session daemon and herdrun start once connected: an allgather of the
@@ -73,7 +76,11 @@ OPAL_EXPORT int orte_session_segment_pack(opal_buffer_t *buffer, const char *nod
                                           const size_t *lengths, uint32_t num_candidates,
                                           const char *signature, const char *xml);
 /* Be the session daemon of a one-node job in a child forked by its launcher (parent): no node
- * daemon, no exec. Returns the exit status. */
-OPAL_EXPORT int orte_session_run_forked(const void *segment, size_t len, pid_t parent);
+ * daemon, no exec. The daemon's ends of every process's pipes go to the launcher over iof_sock
+ * (a Unix socket, orte_iof_base_send_fds), which forwards their I/O itself; a last message
+ * with rank ORTE_IOF_RANK_DAEMON and no fds says every process was handed over. Returns the
+ * exit status. */
+OPAL_EXPORT int orte_session_run_forked(const void *segment, size_t len, pid_t parent,
+                                        int iof_sock);
 
 #endif /* ORTE_RUNTIME_SESSION_H */

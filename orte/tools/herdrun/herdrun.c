@@ -8,6 +8,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
 #include "opal/util/show_help.h"
+#include "orte/mca/iof/iof.h"
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/ras/ras.h"
 #include "orte/runtime/dvm.h"
@@ -41,12 +42,15 @@ int main(int argc, char *argv[])
         status = 0;
         goto out;
     }
-    /* the odls variables (kill grace) are read here too: register them */
+    /* the odls variables (kill grace) and iof's (window) are read here too: register them */
     if (HERD_SUCCESS != opal_mca_framework_register(&orte_odls_base_framework) ||
+        HERD_SUCCESS != opal_mca_framework_register(&orte_iof_base_framework) ||
         HERD_SUCCESS != orte_launch_register_params()) {
         goto out;
     }
     orte_launch_options_t launch_options = {.report_usage_file = opts.report_usage_file,
+                                            .output_dir = opts.output_dir,
+                                            .output_nocopy = opts.output_nocopy,
                                             .verbose = opts.verbose};
     int job_status = 1;
     if (NULL != opts.dvm_uri) {

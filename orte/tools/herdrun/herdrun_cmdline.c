@@ -12,6 +12,7 @@
 #include "opal/util/argv.h"
 #include "opal/util/cmd_line.h"
 #include "opal/util/show_help.h"
+#include "orte/mca/iof/iof.h"
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
 #include "orte/mca/rmaps/rmaps.h"
@@ -52,6 +53,19 @@ static const opal_cmd_line_option_t herdrun_option_table[] = {
      "Report the CPU time, memory and wall time of every process when the job ends; with =FILE, "
      "write the report to FILE"},
     {"timeout", 0, 1, "SECONDS", "Abort the job if it has not ended after SECONDS"},
+    {"tag-output", 0, 0, NULL,
+     "Start every line of the processes' output with [jobid,rank]<stdout>: (or <stderr>:)"},
+    {"timestamp-output", 0, 0, NULL,
+     "Start every line of the processes' output with the time it was read"},
+    {"output-filename", 0, 1, "DIR[:nocopy]",
+     "Also write each rank's stdout and stderr to DIR/rank.N/stdout and stderr; with :nocopy, "
+     "only there"},
+    {"merge-stderr-to-stdout", 0, 0, NULL, "Send the processes' stderr to stdout"},
+    {"stdin", 0, 1, "RANK|all|none",
+     "Which processes get herdrun's stdin (default 0: rank 0; the others read /dev/null)"},
+    {"attach", 0, 1, "JOBID",
+     "Print the output of the running job JOBID of the DVM given by --dvm-uri, from now on, "
+     "until it ends (Ctrl-C detaches)"},
     {"mca", 0, 2, "NAME VALUE",
      "Set the MCA variable NAME to VALUE, for herdrun, its daemons and the processes"},
     {"dvm-uri", 0, 1, "FILE",
@@ -72,6 +86,9 @@ static const struct {
     {"report-usage", ORTE_JOB_FLAG_REPORT_USAGE},
     {"explain", ORTE_JOB_FLAG_EXPLAIN},
     {"do-not-launch", ORTE_JOB_FLAG_DO_NOT_LAUNCH},
+    {"merge-stderr-to-stdout", ORTE_JOB_FLAG_MERGE_STDERR},
+    {"tag-output", ORTE_JOB_FLAG_TAG_OUTPUT},
+    {"timestamp-output", ORTE_JOB_FLAG_TIMESTAMP_OUTPUT},
 };
 
 /* One app context: its words in argv (between two lone ":") and its parsed options. */
@@ -92,6 +109,9 @@ typedef struct {
     char *bind_to;
     char *dvm_uri;
     char *report_usage_file;
+    char *output_filename;
+    char *stdin_target;
+    char *attach;
     char **mca_names; /* --mca, in order, each name once */
     char **mca_values;
     uint32_t flags;
@@ -121,6 +141,8 @@ void herdrun_options_destruct(herdrun_options_t *opts)
     orte_job_spec_free(opts->spec);
     free(opts->dvm_uri);
     free(opts->report_usage_file);
+    free(opts->output_dir);
+    free(opts->attach);
     memset(opts, 0, sizeof(*opts));
 }
 
@@ -144,6 +166,9 @@ static void herdrun_parse_destruct(herdrun_parse_t *parse)
     free(job->bind_to);
     free(job->dvm_uri);
     free(job->report_usage_file);
+    free(job->output_filename);
+    free(job->stdin_target);
+    free(job->attach);
     opal_argv_free(job->mca_names);
     opal_argv_free(job->mca_values);
     free(parse->cwd);
@@ -496,7 +521,8 @@ static int herdrun_read_job_options(herdrun_parse_t *parse, int index)
     } values[] = {
         {"host", &job->host},       {"hostfile", &job->hostfile}, {"timeout", &job->timeout},
         {"map-by", &job->map_by},   {"rank-by", &job->rank_by},   {"bind-to", &job->bind_to},
-        {"dvm-uri", &job->dvm_uri},
+        {"dvm-uri", &job->dvm_uri}, {"output-filename", &job->output_filename},
+        {"stdin", &job->stdin_target}, {"attach", &job->attach},
     };
     int rc;
 
@@ -675,6 +701,38 @@ static int herdrun_apply_job_options(herdrun_parse_t *parse)
     }
     opal_argv_free(seq_hosts);
     parse->result.spec->timeout = timeout;
+    if (HERD_SUCCESS == rc && NULL != job->stdin_target &&
+        HERD_SUCCESS != orte_iof_base_parse_stdin(job->stdin_target,
+                                                  &parse->result.spec->stdin_target)) {
+        opal_show_help(HERDRUN_HELP_FILE, "bad-stdin", false, job->stdin_target);
+        rc = HERD_ERR_SILENT;
+    }
+    if (HERD_SUCCESS == rc && NULL != job->output_filename) {
+        /* DIR or DIR:nocopy; the folder is made when the job starts */
+        char *colon = strrchr(job->output_filename, ':');
+        if (NULL != colon && 0 == strcmp(colon, ":nocopy")) {
+            *colon = '\0';
+            parse->result.output_nocopy = true;
+        }
+        if ('\0' == job->output_filename[0]) {
+            opal_show_help(HERDRUN_HELP_FILE, "bad-output-filename", false);
+            rc = HERD_ERR_SILENT;
+        }
+    }
+    if (HERD_SUCCESS == rc && NULL != job->attach) {
+        if (NULL == job->dvm_uri) {
+            opal_show_help(HERDRUN_HELP_FILE, "attach-needs-dvm", false, job->attach);
+            rc = HERD_ERR_SILENT;
+        } else {
+            const char *seq = strrchr(job->attach, '.');
+            seq = (NULL != seq) ? seq + 1 : job->attach;
+            uint32_t n = 0;
+            if (!herdrun_parse_count(seq, &n) || 0 == n) {
+                opal_show_help(HERDRUN_HELP_FILE, "bad-attach", false, job->attach);
+                rc = HERD_ERR_SILENT;
+            }
+        }
+    }
     return rc;
 }
 
@@ -689,6 +747,7 @@ static int herdrun_build_spec(herdrun_parse_t *parse)
     }
     parse->result.spec = spec;
     spec->kill_grace_ms = -1; /* odls_base_kill_grace_ms */
+    spec->stdin_target = 0;   /* rank 0, as mpirun */
     spec->flags = job->flags;
     spec->oversubscribe = job->oversubscribe;
     spec->nooversubscribe = job->nooversubscribe;
@@ -751,6 +810,10 @@ static void herdrun_hand_over(herdrun_parse_t *parse)
     parse->job.dvm_uri = NULL;
     parse->result.report_usage_file = parse->job.report_usage_file;
     parse->job.report_usage_file = NULL;
+    parse->result.output_dir = parse->job.output_filename;
+    parse->job.output_filename = NULL;
+    parse->result.attach = parse->job.attach;
+    parse->job.attach = NULL;
 }
 
 int herdrun_cmdline_parse(int argc, char *const argv[], char *const env[], herdrun_options_t *opts)

@@ -12,6 +12,9 @@ typedef struct herdrun_options {
                                 secret left empty; NULL after --help or --version */
     char *dvm_uri;           /* --dvm-uri FILE: use a running DVM */
     char *report_usage_file; /* --report-usage=FILE (NULL: print only, when the flag is set) */
+    char *output_dir;        /* --output-filename DIR (without :nocopy) */
+    bool output_nocopy;      /* --output-filename DIR:nocopy */
+    char *attach;            /* --attach JOBID: print a running job's output (needs dvm_uri) */
     int verbose;             /* -v count */
     bool help, version;
 } herdrun_options_t;

@@ -82,6 +82,7 @@ static void assert_spec_equal(const orte_job_spec_t *expected, const orte_job_sp
     assert_int_equal(expected->timeout, got->timeout);
     assert_opt_string_equal(expected->errmgr, got->errmgr);
     assert_int_equal(expected->kill_grace_ms, got->kill_grace_ms);
+    assert_int_equal(expected->stdin_target, got->stdin_target);
     assert_argv_equal(expected->mca, got->mca);
     assert_opt_string_equal(expected->sink_uri, got->sink_uri);
     assert_memory_equal(expected->secret, got->secret, sizeof(expected->secret));
@@ -129,6 +130,7 @@ static void fill_full(orte_job_spec_t *spec, orte_job_app_t *app)
     spec->timeout = 3600;
     spec->errmgr = "continue";
     spec->kill_grace_ms = -1;
+    spec->stdin_target = -2; /* --stdin all */
     spec->mca = full_mca;
     spec->sink_uri = "tcp://[fd00::1]:40123";
     for (size_t i = 0; i < sizeof(spec->secret); ++i) {
@@ -237,6 +239,7 @@ static void pack_spec_wire(opal_buffer_t *b, const orte_job_spec_t *spec, const 
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(b, spec->timeout));
     wire_opt_string(b, spec->errmgr);
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_int32(b, spec->kill_grace_ms));
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_int32(b, spec->stdin_target));
     wire_argv(b, spec->mca);
     wire_opt_string(b, spec->sink_uri);
     assert_true(w->secret_len <= sizeof(secret));
@@ -500,6 +503,33 @@ static void test_spec_secret(void **state)
     for (size_t i = 0; i < sizeof(bad_lengths) / sizeof(bad_lengths[0]); ++i) {
         spec_wire_t w = wire_of(&spec);
         w.secret_len = bad_lengths[i];
+        pack_spec_wire(&buffer, &spec, &w);
+        assert_int_equal(HERD_ERR_UNPACK_FAILURE, spec_unpack_rc(&buffer));
+        opal_buffer_destruct(&buffer);
+    }
+}
+
+/* --stdin is a rank, all (-2) or none (-1): anything below is a corrupt message. */
+static void test_spec_bad_stdin_target(void **state)
+{
+    orte_job_spec_t spec;
+    orte_job_app_t app;
+    opal_buffer_t buffer;
+    (void) state;
+    fill_minimal(&spec, &app);
+    const int32_t good[] = {-2, -1, 0, 7, INT32_MAX};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); ++i) {
+        spec.stdin_target = good[i];
+        pack_spec(&spec, &buffer);
+        orte_job_spec_t *got = unpack_spec(&buffer);
+        assert_int_equal(good[i], got->stdin_target);
+        orte_job_spec_free(got);
+        opal_buffer_destruct(&buffer);
+    }
+    const int32_t bad[] = {-3, INT32_MIN};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        spec.stdin_target = bad[i];
+        spec_wire_t w = wire_of(&spec);
         pack_spec_wire(&buffer, &spec, &w);
         assert_int_equal(HERD_ERR_UNPACK_FAILURE, spec_unpack_rc(&buffer));
         opal_buffer_destruct(&buffer);
@@ -1637,6 +1667,7 @@ int main(void)
         cmocka_unit_test(test_spec_roundtrip_mpmd),
         cmocka_unit_test(test_spec_secret),
         cmocka_unit_test(test_spec_wire_mirror),
+        cmocka_unit_test(test_spec_bad_stdin_target),
         cmocka_unit_test(test_spec_version_mismatch),
         cmocka_unit_test(test_spec_app_count),
         cmocka_unit_test(test_spec_too_many_apps),

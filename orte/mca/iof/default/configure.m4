@@ -1,0 +1,2 @@
+dnl iof default: per-process pipes, whole lines, credit-based flow control; always built.
+AC_DEFUN([HERD_MCA_orte_iof_default_CONFIG], [$1])

@@ -1,0 +1,952 @@
+/* iof default, the sink (herdrun): writes each fragment whole to stdout or stderr (tagged,
+ * timestamped, and into DIR/rank.N/ as asked), acknowledges it to its source once written, and
+ * reads stdin only while a target wants it, never more than a window ahead of the slowest
+ * target's acknowledgements. */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "opal/util/fd.h"
+#include "opal/util/output.h"
+#include "orte/mca/iof/default/iof_default.h"
+
+/* Bytes an attached tool may fall behind before it is dropped, in windows. */
+#define IOF_ATTACH_WINDOWS 16u
+
+/* Something waiting to be written to an output, and whose acknowledgement it releases. */
+typedef struct item {
+    struct item *next;
+    size_t len;
+    size_t off;
+    bool ack; /* send an ACK for (vpid, rank, stream, end) once written */
+    orte_vpid_t vpid;
+    uint32_t rank;
+    uint8_t stream;
+    uint64_t end;
+    uint8_t data[];
+} item_t;
+
+typedef struct output {
+    orte_iof_sink_t *sink;
+    int fd;
+    bool own_fd;   /* a non-blocking description of our own, closed at the end */
+    bool blocking; /* the fd is shared with others (a file, a socket): written in full */
+    bool broken;   /* its reader is gone: what comes is dropped */
+    opal_event_t *event;
+    bool watching;
+    item_t *head;
+    item_t *tail;
+    size_t queued;
+    struct output *next; /* attached tools */
+} output_t;
+
+/* What the sink knows about one rank's streams. */
+typedef struct rank_state {
+    uint32_t rank;
+    uint64_t expect[2]; /* next offset of stdout, stderr */
+    int file[2];        /* DIR/rank.N/stdout, stderr (-1: not open) */
+    bool ended[2];
+} rank_state_t;
+
+struct orte_iof_sink {
+    orte_iof_sink_config_t config;
+    size_t window;
+    output_t out[2]; /* stdout, stderr */
+    output_t *tools;
+    rank_state_t **ranks; /* open-addressed by rank */
+    size_t cap;
+    size_t num_ranks;
+    bool gap_reported;
+    uint8_t *scratch; /* formatted (tagged) output */
+    size_t scratch_cap;
+    /* stdin */
+    bool *ready;  /* by vpid: holds a target */
+    bool *closed; /* by vpid: takes no more */
+    uint64_t *acked;
+    uint32_t num_ready;
+    bool reading;  /* stdin read armed */
+    bool in_done;  /* EOF seen, or no target left */
+    bool in_poll;  /* stdin cannot be watched (a file): read on a timer */
+    opal_event_t *in_event;
+    bool in_watching;
+    uint64_t in_sent;
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* per-rank state */
+
+static size_t rank_slot(const orte_iof_sink_t *sink, uint32_t rank)
+{
+    return (size_t) ((rank * 2654435761u) & (uint32_t) (sink->cap - 1));
+}
+
+static rank_state_t *rank_state(orte_iof_sink_t *sink, uint32_t rank)
+{
+    if (0 != sink->cap) {
+        for (size_t i = rank_slot(sink, rank);; i = (i + 1) & (sink->cap - 1)) {
+            if (NULL == sink->ranks[i]) {
+                break;
+            }
+            if (sink->ranks[i]->rank == rank) {
+                return sink->ranks[i];
+            }
+        }
+    }
+    if (2 * (sink->num_ranks + 1) > sink->cap) {
+        size_t cap = sink->cap ? 2 * sink->cap : 64;
+        rank_state_t **grown = calloc(cap, sizeof(*grown));
+        if (NULL == grown) {
+            return NULL;
+        }
+        rank_state_t **old = sink->ranks;
+        size_t old_cap = sink->cap;
+        sink->ranks = grown;
+        sink->cap = cap;
+        for (size_t i = 0; i < old_cap; ++i) {
+            if (NULL != old[i]) {
+                size_t j = rank_slot(sink, old[i]->rank);
+                while (NULL != grown[j]) {
+                    j = (j + 1) & (cap - 1);
+                }
+                grown[j] = old[i];
+            }
+        }
+        free(old);
+    }
+    rank_state_t *r = calloc(1, sizeof(*r));
+    if (NULL == r) {
+        return NULL;
+    }
+    r->rank = rank;
+    r->file[0] = r->file[1] = -1;
+    size_t j = rank_slot(sink, rank);
+    while (NULL != sink->ranks[j]) {
+        j = (j + 1) & (sink->cap - 1);
+    }
+    sink->ranks[j] = r;
+    sink->num_ranks++;
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* outputs */
+
+static void send_ack(orte_iof_sink_t *sink, orte_vpid_t vpid, uint32_t rank, uint8_t stream,
+                     uint64_t end)
+{
+    uint8_t msg[IOF_ACK_SIZE];
+    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(msg)};
+    iof_put_u32(msg, rank);
+    msg[4] = stream;
+    iof_put_u64(msg + 5, end);
+    sink->config.transport.send(sink->config.transport.ctx, vpid, ORTE_IOF_MSG_ACK, &iov, 1);
+}
+
+static void output_watch(output_t *o, bool on)
+{
+    if (NULL == o->event || o->watching == on) {
+        return;
+    }
+    o->watching = on;
+    if (on) {
+        opal_event_add(o->event, NULL);
+    } else {
+        opal_event_del(o->event);
+    }
+}
+
+static void drop_tool(output_t *o);
+
+static void output_broke(output_t *o)
+{
+    /* nobody reads it any more: release what waits, so no process blocks on it */
+    o->broken = true;
+    while (NULL != o->head) {
+        item_t *it = o->head;
+        o->head = it->next;
+        if (it->ack) {
+            send_ack(o->sink, it->vpid, it->rank, it->stream, it->end);
+        }
+        free(it);
+    }
+    o->tail = NULL;
+    o->queued = 0;
+    output_watch(o, false);
+}
+
+/* Write what is queued, as far as the reader takes it. */
+static void output_flush(output_t *o)
+{
+    while (NULL != o->head) {
+        item_t *it = o->head;
+        ssize_t n = write(o->fd, it->data + it->off, it->len - it->off);
+        if (n < 0 && EINTR == errno) {
+            continue;
+        }
+        if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno)) {
+            output_watch(o, true);
+            return;
+        }
+        if (n < 0) {
+            if (o != &o->sink->out[0] && o != &o->sink->out[1]) {
+                drop_tool(o);
+            } else {
+                output_broke(o);
+            }
+            return;
+        }
+        it->off += (size_t) n;
+        o->queued -= (size_t) n;
+        if (it->off == it->len) {
+            o->head = it->next;
+            if (NULL == o->head) {
+                o->tail = NULL;
+            }
+            if (it->ack) {
+                send_ack(o->sink, it->vpid, it->rank, it->stream, it->end);
+            }
+            free(it);
+        }
+    }
+    output_watch(o, false);
+}
+
+static void output_cb(int fd, short what, void *arg)
+{
+    output_flush(arg);
+}
+
+static int enqueue(output_t *o, const struct iovec *iov, int iovcnt, size_t skip, const item_t *ack)
+{
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        len += iov[i].iov_len;
+    }
+    len -= skip;
+    item_t *it = malloc(sizeof(*it) + len);
+    if (NULL == it) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL != ack) {
+        *it = *ack;
+    } else {
+        memset(it, 0, sizeof(*it));
+    }
+    it->next = NULL;
+    it->len = len;
+    it->off = 0;
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        size_t l = iov[i].iov_len;
+        const uint8_t *b = iov[i].iov_base;
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
+        memcpy(it->data + at, b + skip, l - skip);
+        at += l - skip;
+        skip = 0;
+    }
+    if (NULL == o->tail) {
+        o->head = it;
+    } else {
+        o->tail->next = it;
+    }
+    o->tail = it;
+    o->queued += len;
+    output_watch(o, true);
+    return HERD_SUCCESS;
+}
+
+/* Write iov to o whole, in order after what is queued. true: written now (acknowledge at
+ * once); false: queued, acknowledged when written (ack), or dropped (a broken output,
+ * acknowledged at once). */
+static bool output_write(output_t *o, const struct iovec *iov, int iovcnt, const item_t *ack)
+{
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        len += iov[i].iov_len;
+    }
+    if (o->broken || 0 == len) {
+        return true;
+    }
+    if (o->blocking) {
+        for (int i = 0; i < iovcnt; ++i) {
+            if (HERD_SUCCESS != opal_fd_write_all(o->fd, iov[i].iov_base, iov[i].iov_len)) {
+                o->broken = true;
+                break;
+            }
+        }
+        return true;
+    }
+    size_t done = 0;
+    if (NULL == o->head) {
+        ssize_t n;
+        do {
+            n = writev(o->fd, iov, iovcnt);
+        } while (n < 0 && EINTR == errno);
+        if (n < 0 && EAGAIN != errno && EWOULDBLOCK != errno) {
+            output_broke(o);
+            return true;
+        }
+        done = n > 0 ? (size_t) n : 0;
+        if (done == len) {
+            return true;
+        }
+    }
+    if (HERD_SUCCESS != enqueue(o, iov, iovcnt, done, ack)) {
+        /* no memory to queue it: wait for the reader rather than lose it */
+        output_watch(o, false);
+        struct iovec rest[ORTE_IOF_MAX_PIECES + 2];
+        int nrest = 0;
+        size_t skip = done;
+        for (int i = 0; i < iovcnt; ++i) {
+            if (skip >= iov[i].iov_len) {
+                skip -= iov[i].iov_len;
+                continue;
+            }
+            rest[nrest].iov_base = (uint8_t *) iov[i].iov_base + skip;
+            rest[nrest++].iov_len = iov[i].iov_len - skip;
+            skip = 0;
+        }
+        int flags = fcntl(o->fd, F_GETFL);
+        fcntl(o->fd, F_SETFL, flags & ~O_NONBLOCK);
+        for (int i = 0; i < nrest; ++i) {
+            opal_fd_write_all(o->fd, rest[i].iov_base, rest[i].iov_len);
+        }
+        fcntl(o->fd, F_SETFL, flags);
+        return true;
+    }
+    return false;
+}
+
+/* Our own non-blocking way to write fd, when that cannot disturb anyone else: a pipe or a
+ * terminal reopened (a new open file description, so the shell's stays blocking). Files and
+ * sockets are written in full, blocking. */
+static void output_open(orte_iof_sink_t *sink, output_t *o, int fd)
+{
+    struct stat st;
+    o->sink = sink;
+    o->fd = fd;
+    o->blocking = true;
+    if (fd < 0 || 0 != fstat(fd, &st) || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+        o->broken = fd < 0;
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    int own = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_APPEND);
+    if (own < 0) {
+        return;
+    }
+    if (HERD_SUCCESS != opal_event_fd_create(sink->config.base, own,
+                                             OPAL_EVENT_WRITE | OPAL_EVENT_PERSIST, output_cb, o,
+                                             &o->event)) {
+        close(own);
+        return;
+    }
+    o->fd = own;
+    o->own_fd = true;
+    o->blocking = false;
+}
+
+static void output_close(output_t *o)
+{
+    if (NULL != o->head && !o->broken && o->fd >= 0) {
+        /* the job is over: wait for the reader to take the rest */
+        int flags = fcntl(o->fd, F_GETFL);
+        fcntl(o->fd, F_SETFL, flags & ~O_NONBLOCK);
+        for (item_t *it = o->head; NULL != it; it = it->next) {
+            if (HERD_SUCCESS != opal_fd_write_all(o->fd, it->data + it->off, it->len - it->off)) {
+                break;
+            }
+        }
+    }
+    while (NULL != o->head) {
+        item_t *it = o->head;
+        o->head = it->next;
+        free(it);
+    }
+    o->tail = NULL;
+    o->queued = 0;
+    if (NULL != o->event) {
+        opal_event_free(o->event);
+        o->event = NULL;
+    }
+    if (o->own_fd && o->fd >= 0) {
+        close(o->fd);
+    }
+    o->fd = -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* attached tools */
+
+static void drop_tool(output_t *o)
+{
+    orte_iof_sink_t *sink = o->sink;
+    for (output_t **pp = &sink->tools; NULL != *pp; pp = &(*pp)->next) {
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    }
+    o->broken = true; /* nothing it queued waits for an acknowledgement */
+    output_close(o);
+    free(o);
+}
+
+static void to_tools(orte_iof_sink_t *sink, uint32_t rank, uint8_t stream,
+                     const struct iovec *payload, int n, size_t len)
+{
+    uint8_t frame[9];
+    struct iovec iov[ORTE_IOF_MAX_PIECES + 1];
+    iof_put_u32(frame, rank);
+    frame[4] = stream;
+    iof_put_u32(frame + 5, (uint32_t) len);
+    iov[0].iov_base = frame;
+    iov[0].iov_len = sizeof(frame);
+    for (int i = 0; i < n; ++i) {
+        iov[1 + i] = payload[i];
+    }
+    output_t *next;
+    for (output_t *o = sink->tools; NULL != o; o = next) {
+        next = o->next;
+        if (o->queued > IOF_ATTACH_WINDOWS * sink->window) {
+            /* too slow: the job does not wait for a tool */
+            opal_output_verbose(1, orte_iof_base_framework.output,
+                                "iof: an attached tool fell %zu bytes behind: detached",
+                                o->queued);
+            drop_tool(o);
+            continue;
+        }
+        output_write(o, iov, 1 + n, NULL);
+        if (o->broken) {
+            drop_tool(o);
+        }
+    }
+}
+
+int iof_default_sink_attach(orte_iof_sink_t *sink, int fd)
+{
+    output_t *o = calloc(1, sizeof(*o));
+    if (NULL == o) {
+        close(fd);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    o->sink = sink;
+    o->fd = fd;
+    o->own_fd = true;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    int rc = opal_event_fd_create(sink->config.base, fd, OPAL_EVENT_WRITE | OPAL_EVENT_PERSIST,
+                                  output_cb, o, &o->event);
+    if (HERD_SUCCESS != rc) {
+        close(fd);
+        free(o);
+        return rc;
+    }
+    o->next = sink->tools;
+    sink->tools = o;
+    return HERD_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* files */
+
+static int file_for(orte_iof_sink_t *sink, rank_state_t *r, int index)
+{
+    if (r->file[index] >= 0) {
+        return r->file[index];
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/rank.%u", sink->config.output_dir, r->rank);
+    if (0 != mkdir(path, 0755) && EEXIST != errno) {
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/rank.%u/%s", sink->config.output_dir, r->rank,
+             0 == index ? "stdout" : "stderr");
+    r->file[index] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (r->file[index] < 0 && !sink->gap_reported) {
+        opal_output(OPAL_OUTPUT_STDERR, "herdrun: cannot write %s: %s", path, strerror(errno));
+    }
+    return r->file[index];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* DATA */
+
+static int ensure_scratch(orte_iof_sink_t *sink, size_t need)
+{
+    if (need <= sink->scratch_cap) {
+        return HERD_SUCCESS;
+    }
+    size_t cap = sink->scratch_cap ? sink->scratch_cap : 4096;
+    while (cap < need) {
+        cap *= 2;
+    }
+    uint8_t *grown = realloc(sink->scratch, cap);
+    if (NULL == grown) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    sink->scratch = grown;
+    sink->scratch_cap = cap;
+    return HERD_SUCCESS;
+}
+
+/* Each line of the payload with its prefix, into the scratch; a last piece without newline
+ * gets one (the prefix of the next fragment starts a new line). */
+static size_t format_lines(orte_iof_sink_t *sink, uint32_t rank, uint8_t stream, uint64_t when,
+                           const struct iovec *payload, int n, size_t len)
+{
+    char prefix[128];
+    size_t plen = orte_iof_base_prefix(prefix, sizeof(prefix), sink->config.flags,
+                                       sink->config.jobseq, rank, stream, when);
+    /* worst case: a prefix per byte */
+    if (HERD_SUCCESS != ensure_scratch(sink, len * (plen + 1) + plen + 2)) {
+        return 0;
+    }
+    size_t at = 0;
+    bool line_start = true;
+    for (int i = 0; i < n; ++i) {
+        const uint8_t *b = payload[i].iov_base;
+        size_t l = payload[i].iov_len;
+        while (l > 0) {
+            if (line_start) {
+                memcpy(sink->scratch + at, prefix, plen);
+                at += plen;
+                line_start = false;
+            }
+            const uint8_t *nl = memchr(b, '\n', l);
+            size_t take = (NULL != nl) ? (size_t) (nl - b) + 1 : l;
+            memcpy(sink->scratch + at, b, take);
+            at += take;
+            b += take;
+            l -= take;
+            line_start = NULL != nl;
+        }
+    }
+    if (!line_start) {
+        sink->scratch[at++] = '\n';
+    }
+    return at;
+}
+
+static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov,
+                     int iovcnt)
+{
+    iof_msg_t msg;
+    if (!iof_msg_split(iov, iovcnt, IOF_DATA_HEADER, &msg)) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    uint32_t rank = iof_get_u32(msg.header);
+    uint8_t stream = msg.header[4];
+    uint8_t flags = msg.header[5];
+    uint64_t offset = iof_get_u64(msg.header + 6);
+    uint64_t when = iof_get_u64(msg.header + 14);
+    if (ORTE_IOF_STDOUT != stream && ORTE_IOF_STDERR != stream) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    uint64_t end = offset + msg.payload_len;
+    rank_state_t *r = NULL;
+    struct iovec *payload = msg.payload;
+    int n = msg.num_payload;
+    size_t len = msg.payload_len;
+    if (ORTE_IOF_RANK_DAEMON != rank) {
+        r = rank_state(sink, rank);
+        if (NULL == r) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        uint64_t *expect = &r->expect[stream - 1];
+        if (end < *expect || (end == *expect && msg.payload_len > 0)) {
+            send_ack(sink, from, rank, stream, end); /* a repeat: written already */
+            return HERD_SUCCESS;
+        }
+        if (offset < *expect) {
+            /* partly a repeat: skip what was written */
+            size_t skip = (size_t) (*expect - offset);
+            len -= skip;
+            while (n > 0 && skip >= payload[0].iov_len) {
+                skip -= payload[0].iov_len;
+                ++payload;
+                --n;
+            }
+            if (n > 0) {
+                payload[0].iov_base = (uint8_t *) payload[0].iov_base + skip;
+                payload[0].iov_len -= skip;
+            }
+        } else if (offset > *expect && !sink->gap_reported) {
+            sink->gap_reported = true;
+            opal_output(OPAL_OUTPUT_STDERR,
+                        "herdrun: %llu bytes of rank %u's %s were lost on the way",
+                        (unsigned long long) (offset - *expect), rank,
+                        ORTE_IOF_STDOUT == stream ? "stdout" : "stderr");
+        }
+        *expect = end;
+        if (NULL != sink->config.output_dir) {
+            int fd = file_for(sink, r, stream - 1);
+            for (int i = 0; fd >= 0 && i < n; ++i) {
+                opal_fd_write_all(fd, payload[i].iov_base, payload[i].iov_len);
+            }
+            if ((flags & IOF_DATA_EOF) && fd >= 0) {
+                close(fd);
+                r->file[stream - 1] = -1;
+            }
+        }
+        if (flags & IOF_DATA_EOF) {
+            r->ended[stream - 1] = true;
+        }
+    }
+    if (len > 0 && NULL != sink->tools) {
+        to_tools(sink, rank, stream, payload, n, len);
+    }
+    bool written = true;
+    if (len > 0 &&
+        (NULL == r || NULL == sink->config.output_dir || !(sink->config.flags & ORTE_IOF_FLAG_NOCOPY))) {
+        output_t *o = &sink->out[stream - 1];
+        item_t ack = {.ack = true, .vpid = from, .rank = rank, .stream = stream, .end = end};
+        bool tagged = NULL != r && 0 != (sink->config.flags &
+                                         (ORTE_IOF_FLAG_TAG | ORTE_IOF_FLAG_TIMESTAMP));
+        if (tagged) {
+            size_t flen = format_lines(sink, rank, stream, when, payload, n, len);
+            struct iovec one = {.iov_base = sink->scratch, .iov_len = flen};
+            written = output_write(o, &one, 1, &ack);
+        } else {
+            written = output_write(o, payload, n, &ack);
+        }
+    }
+    if (written) {
+        send_ack(sink, from, rank, stream, end);
+    }
+    return HERD_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* stdin */
+
+static void in_arm(orte_iof_sink_t *sink, bool on);
+
+/* The smallest window left among the targets. */
+static size_t in_budget(const orte_iof_sink_t *sink)
+{
+    size_t room = sink->window;
+    bool any = false;
+    for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
+        if (sink->ready[v] && !sink->closed[v]) {
+            uint64_t in_flight = sink->in_sent - sink->acked[v];
+            size_t left = in_flight >= sink->window ? 0 : sink->window - (size_t) in_flight;
+            room = left < room ? left : room;
+            any = true;
+        }
+    }
+    return any ? room : 0;
+}
+
+static bool in_anyone(const orte_iof_sink_t *sink)
+{
+    for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
+        if (sink->ready[v] && !sink->closed[v]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void in_send(orte_iof_sink_t *sink, const uint8_t *data, size_t len, bool eof)
+{
+    uint8_t header[IOF_STDIN_HEADER];
+    struct iovec iov[2] = {{.iov_base = header, .iov_len = sizeof(header)},
+                           {.iov_base = (void *) data, .iov_len = len}};
+    iof_put_u32(header, (uint32_t) sink->config.stdin_target);
+    header[4] = eof ? IOF_STDIN_EOF : 0;
+    iof_put_u64(header + 5, sink->in_sent);
+    for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
+        if (sink->ready[v] && !sink->closed[v]) {
+            sink->config.transport.send(sink->config.transport.ctx, v, ORTE_IOF_MSG_STDIN, iov,
+                                        len > 0 ? 2 : 1);
+        }
+    }
+    sink->in_sent += len;
+}
+
+static void in_read(orte_iof_sink_t *sink)
+{
+    if (sink->in_done) {
+        return;
+    }
+    size_t room = in_budget(sink);
+    if (0 == room) {
+        in_arm(sink, false); /* until a target catches up */
+        return;
+    }
+    uint8_t buf[IOF_CHUNK];
+    if (room > sizeof(buf)) {
+        room = sizeof(buf);
+    }
+    ssize_t n;
+    do {
+        n = read(sink->config.stdin_fd, buf, room);
+    } while (n < 0 && EINTR == errno);
+    if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno)) {
+        return;
+    }
+    if (n > 0) {
+        in_send(sink, buf, (size_t) n, false);
+        if (sink->in_poll) {
+            in_arm(sink, true);
+        }
+        return;
+    }
+    /* the end of our stdin (or an error reading it): the targets read EOF */
+    in_send(sink, NULL, 0, true);
+    sink->in_done = true;
+    in_arm(sink, false);
+}
+
+static void in_cb(int fd, short what, void *arg)
+{
+    orte_iof_sink_t *sink = arg;
+    if (sink->in_poll) {
+        sink->in_watching = false; /* a one-shot timer */
+    }
+    in_read(sink);
+}
+
+static void in_arm(orte_iof_sink_t *sink, bool on)
+{
+    if (NULL == sink->in_event || sink->in_watching == on) {
+        return;
+    }
+    sink->in_watching = on;
+    if (!on) {
+        opal_event_del(sink->in_event);
+    } else if (sink->in_poll) {
+        struct timeval now = {0, 0};
+        opal_event_add(sink->in_event, &now);
+    } else {
+        opal_event_add(sink->in_event, NULL);
+    }
+}
+
+/* Every target there is has said it is ready: start reading stdin. */
+static void in_maybe_start(orte_iof_sink_t *sink)
+{
+    if (sink->reading || sink->in_done || sink->config.stdin_fd < 0) {
+        return;
+    }
+    if (ORTE_IOF_STDIN_ALL == sink->config.stdin_target) {
+        for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
+            if (!sink->ready[v] && !sink->closed[v]) {
+                return;
+            }
+        }
+    }
+    if (!in_anyone(sink)) {
+        return;
+    }
+    sink->reading = true;
+    /* a file or /dev/null cannot be watched (epoll refuses them): always readable, they are
+     * read on a zero timer, one chunk per round */
+    struct stat st;
+    int rc = HERD_ERR_NOT_SUPPORTED;
+    if (0 == fstat(sink->config.stdin_fd, &st) &&
+        (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+         (S_ISCHR(st.st_mode) && isatty(sink->config.stdin_fd)))) {
+        rc = opal_event_fd_create(sink->config.base, sink->config.stdin_fd,
+                                  OPAL_EVENT_READ | OPAL_EVENT_PERSIST, in_cb, sink,
+                                  &sink->in_event);
+    }
+    if (HERD_SUCCESS == rc) {
+        in_arm(sink, true);
+        return;
+    }
+    if (HERD_SUCCESS == opal_event_timer_create(sink->config.base, false, in_cb, sink,
+                                                &sink->in_event)) {
+        sink->in_poll = true;
+        in_arm(sink, true);
+    }
+}
+
+static void in_target_gone(orte_iof_sink_t *sink, orte_vpid_t vpid)
+{
+    if (vpid < 1 || vpid > sink->config.num_sources || sink->closed[vpid]) {
+        return;
+    }
+    sink->closed[vpid] = true;
+    if (sink->reading && !in_anyone(sink)) {
+        /* nobody takes stdin any more: leave the rest of it unread for whoever comes next */
+        sink->in_done = true;
+        in_arm(sink, false);
+        return;
+    }
+    if (sink->reading && !sink->in_done) {
+        in_arm(sink, true);
+    }
+    in_maybe_start(sink);
+}
+
+static int recv_ready(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov,
+                      int iovcnt)
+{
+    iof_msg_t msg;
+    if (!iof_msg_split(iov, iovcnt, IOF_READY_SIZE, &msg) || from < 1 ||
+        from > sink->config.num_sources) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    if (!sink->ready[from]) {
+        sink->ready[from] = true;
+        sink->num_ready++;
+        sink->acked[from] = sink->in_sent;
+        if (sink->reading && sink->in_sent > 0) {
+            /* too late for what was sent already: it cannot be a target now */
+            sink->closed[from] = true;
+        }
+    }
+    in_maybe_start(sink);
+    return HERD_SUCCESS;
+}
+
+static int recv_stdin_ack(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov,
+                          int iovcnt)
+{
+    iof_msg_t msg;
+    if (!iof_msg_split(iov, iovcnt, IOF_STDIN_ACK_SIZE, &msg) || from < 1 ||
+        from > sink->config.num_sources) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    uint64_t end = iof_get_u64(msg.header);
+    if (end > sink->in_sent) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    if (end > sink->acked[from]) {
+        sink->acked[from] = end;
+    }
+    if (msg.header[8] & IOF_STDIN_CLOSED) {
+        in_target_gone(sink, from);
+    } else if (sink->reading && !sink->in_done && in_budget(sink) > 0) {
+        in_arm(sink, true);
+    }
+    return HERD_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the module */
+
+int iof_default_sink_create(const orte_iof_sink_config_t *config, orte_iof_sink_t **out)
+{
+    if (NULL == config || NULL == config->base || NULL == config->transport.send) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    orte_iof_sink_t *sink = calloc(1, sizeof(*sink));
+    if (NULL == sink) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    sink->config = *config;
+    sink->window = orte_iof_base_window();
+    size_t n = (size_t) config->num_sources + 1;
+    sink->ready = calloc(n, sizeof(*sink->ready));
+    sink->closed = calloc(n, sizeof(*sink->closed));
+    sink->acked = calloc(n, sizeof(*sink->acked));
+    if (NULL != config->output_dir) {
+        sink->config.output_dir = strdup(config->output_dir);
+    }
+    if (NULL == sink->ready || NULL == sink->closed || NULL == sink->acked ||
+        (NULL != config->output_dir && NULL == sink->config.output_dir)) {
+        iof_default_sink_destroy(sink);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL != sink->config.output_dir && 0 != mkdir(sink->config.output_dir, 0755) &&
+        EEXIST != errno) {
+        int saved = errno;
+        opal_output(OPAL_OUTPUT_STDERR, "herdrun: cannot make the output folder %s: %s",
+                    sink->config.output_dir, strerror(saved));
+        iof_default_sink_destroy(sink);
+        return HERD_ERR_SILENT;
+    }
+    output_open(sink, &sink->out[0], config->stdout_fd);
+    output_open(sink, &sink->out[1], config->stderr_fd);
+    if (ORTE_IOF_STDIN_NONE == config->stdin_target) {
+        sink->in_done = true;
+    }
+    *out = sink;
+    return HERD_SUCCESS;
+}
+
+void iof_default_sink_destroy(orte_iof_sink_t *sink)
+{
+    if (NULL == sink) {
+        return;
+    }
+    output_close(&sink->out[0]);
+    output_close(&sink->out[1]);
+    while (NULL != sink->tools) {
+        output_t *o = sink->tools;
+        sink->tools = o->next;
+        output_close(o);
+        free(o);
+    }
+    for (size_t i = 0; i < sink->cap; ++i) {
+        rank_state_t *r = sink->ranks[i];
+        if (NULL == r) {
+            continue;
+        }
+        for (int s = 0; s < 2; ++s) {
+            if (r->file[s] >= 0) {
+                close(r->file[s]);
+            }
+        }
+        free(r);
+    }
+    if (NULL != sink->in_event) {
+        opal_event_free(sink->in_event);
+    }
+    free(sink->ranks);
+    free(sink->scratch);
+    free(sink->ready);
+    free(sink->closed);
+    free(sink->acked);
+    free((char *) sink->config.output_dir);
+    free(sink);
+}
+
+int iof_default_sink_deliver(orte_iof_sink_t *sink, orte_vpid_t from, int msg,
+                             const struct iovec *iov, int iovcnt)
+{
+    int rc;
+    switch (msg) {
+    case ORTE_IOF_MSG_DATA:
+        rc = recv_data(sink, from, iov, iovcnt);
+        break;
+    case ORTE_IOF_MSG_READY:
+        rc = recv_ready(sink, from, iov, iovcnt);
+        break;
+    case ORTE_IOF_MSG_STDIN_ACK:
+        rc = recv_stdin_ack(sink, from, iov, iovcnt);
+        break;
+    default:
+        rc = HERD_ERR_UNPACK_FAILURE;
+        break;
+    }
+    if (HERD_ERR_UNPACK_FAILURE == rc) {
+        opal_output_verbose(1, orte_iof_base_framework.output,
+                            "iof: dropped a malformed message (kind %d) from vpid %u", msg, from);
+    }
+    return rc;
+}
+
+void iof_default_sink_source_lost(orte_iof_sink_t *sink, orte_vpid_t vpid)
+{
+    in_target_gone(sink, vpid);
+}
+
+size_t iof_default_sink_queued(const orte_iof_sink_t *sink)
+{
+    return sink->out[0].queued + sink->out[1].queued;
+}
