@@ -367,6 +367,7 @@ struct orte_dvm_client {
     orte_dvm_job_error_cb_t cb;
     void *cb_arg;
     bool lost;
+    char *tool_path;
 };
 
 static int read_contact(const char *uri_file, char **tool_path)
@@ -522,7 +523,7 @@ int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
         orte_dvm_client_close(client);
         return HERD_ERR_SILENT;
     }
-    free(path);
+    client->tool_path = path;
     opal_buffer_t buffer, frame;
     opal_buffer_init(&buffer);
     opal_buffer_init(&frame);
@@ -577,6 +578,7 @@ void orte_dvm_client_close(orte_dvm_client_t *client)
     orte_allocation_free(client->allocation);
     free(client->in.data);
     free(client->id);
+    free(client->tool_path);
     free(client);
 }
 
@@ -624,4 +626,26 @@ int orte_dvm_client_launch(orte_dvm_client_t *client, const void *message, size_
     }
     opal_buffer_destruct(&buffer);
     return rc;
+}
+
+const char *orte_dvm_client_tool_path(const orte_dvm_client_t *client)
+{
+    return client->tool_path;
+}
+
+int orte_dvm_contact_tool_path(const char *uri_file, char **tool_path)
+{
+    return read_contact(uri_file, tool_path);
+}
+
+int orte_dvm_job_iof_path(const char *tool_path, uint32_t seq, char *path, size_t size)
+{
+    size_t len = strlen(tool_path);
+    const char *suffix = ".sock";
+    size_t slen = strlen(suffix);
+    if (len > slen && 0 == strcmp(tool_path + len - slen, suffix)) {
+        len -= slen;
+    }
+    int n = snprintf(path, size, "%.*s.job-%u.iof", (int) len, tool_path, seq);
+    return (n < 0 || (size_t) n >= size) ? HERD_ERR_BAD_PARAM : HERD_SUCCESS;
 }

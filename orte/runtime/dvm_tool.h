@@ -34,6 +34,15 @@ OPAL_EXPORT const orte_inventory_t *orte_dvm_client_inventory(const orte_dvm_cli
                                                               uint32_t node_index);
 OPAL_EXPORT uint32_t orte_dvm_client_radix(const orte_dvm_client_t *client);
 OPAL_EXPORT const char *orte_dvm_client_id(const orte_dvm_client_t *client);
+/* The DVM's tool socket, as the contact file names it. */
+OPAL_EXPORT const char *orte_dvm_client_tool_path(const orte_dvm_client_t *client);
+/* Read only the tool socket's path from a contact file (problems reported: HERD_ERR_SILENT);
+ * the caller frees it. */
+OPAL_EXPORT int orte_dvm_contact_tool_path(const char *uri_file, char **tool_path);
+/* Where the herdrun driving job seq of the DVM with this tool socket lets tools attach to the
+ * job's output (herdrun --attach): beside the tool socket, in the user's private folder. */
+OPAL_EXPORT int orte_dvm_job_iof_path(const char *tool_path, uint32_t seq, char *path,
+                                      size_t size);
 /* The job number the root reserved for this tool. */
 OPAL_EXPORT uint32_t orte_dvm_client_seq(const orte_dvm_client_t *client);
 /* Ask the root to broadcast this launch message. Job errors (and the loss of the DVM) arrive

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +65,10 @@ typedef struct job {
     opal_event_t *iof_event;
     bool source_finishing;
     bool source_drained;
+    /* on a persistent DVM: where tools attach to the output (herdrun --attach) */
+    int attach_fd;
+    opal_event_t *attach_event;
+    char *attach_path;
 
     bool *eof; /* by vpid */
     uint32_t num_eof;
@@ -841,6 +847,51 @@ static void pipes_cb(int fd, short what, void *arg)
     take_pipes(arg);
 }
 
+/* A tool attaches: it gets the output from now on, if it is one of ours. */
+static void attach_cb(int fd, short what, void *arg)
+{
+    job_t *job = arg;
+    int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+    if (conn < 0) {
+        return;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (0 != getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != getuid()) {
+        close(conn);
+        return;
+    }
+    job->iof->sink_attach(job->sink, conn);
+}
+
+static int open_attach(job_t *job)
+{
+    char path[PATH_MAX];
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int rc = orte_dvm_job_iof_path(orte_dvm_client_tool_path(job->client), job->spec->seq, path,
+                                   sizeof(path));
+    if (HERD_SUCCESS != rc || strlen(path) >= sizeof(addr.sun_path)) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    job->attach_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (job->attach_fd < 0) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    unlink(path); /* a job of a DVM that died with -9 */
+    if (0 != bind(job->attach_fd, (struct sockaddr *) &addr, sizeof(addr)) ||
+        0 != listen(job->attach_fd, 16)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    job->attach_path = strdup(path);
+    rc = opal_event_fd_create(job->base, job->attach_fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                              attach_cb, job, &job->attach_event);
+    if (HERD_SUCCESS == rc) {
+        opal_event_add(job->attach_event, NULL);
+    }
+    return rc;
+}
+
 static int open_iof(job_t *job)
 {
     int rc = orte_iof_base_open();
@@ -872,6 +923,11 @@ static int open_iof(job_t *job)
     rc = job->iof->sink_create(&config, &job->sink);
     if (HERD_SUCCESS != rc) {
         return rc;
+    }
+    if (NULL != job->client && HERD_SUCCESS != (rc = open_attach(job))) {
+        /* the job runs all the same: only attaching is not possible */
+        fprintf(stderr, "herdrun: job %s cannot be attached to: %s\n", job->spec->jobid,
+                HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
     }
     if (NULL != job->dvm || NULL != job->client) {
         return HERD_SUCCESS;
@@ -1084,6 +1140,19 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     rc = HERD_SUCCESS;
 
 out:
+    if (NULL != job->attach_event) {
+        opal_event_free(job->attach_event);
+        job->attach_event = NULL;
+    }
+    if (job->attach_fd >= 0) {
+        close(job->attach_fd);
+        job->attach_fd = -1;
+    }
+    if (NULL != job->attach_path) {
+        unlink(job->attach_path);
+        free(job->attach_path);
+        job->attach_path = NULL;
+    }
     if (NULL != job->source) {
         job->iof->source_destroy(job->source);
         job->source = NULL;
@@ -1231,6 +1300,7 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
     job_t job;
     memset(&job, 0, sizeof(job));
     job.iof_sock = -1;
+    job.attach_fd = -1;
     job.dvm = dvm;
     job.alloc = orte_dvm_allocation(dvm);
     job.base = orte_dvm_event_base(dvm);
@@ -1405,6 +1475,7 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     int rc;
     memset(&job, 0, sizeof(job));
     job.iof_sock = -1;
+    job.attach_fd = -1;
     job.alloc = alloc;
     job.launch.radix = 32;
     if (HERD_SUCCESS !=
@@ -1428,6 +1499,7 @@ int orte_launch_run_client(const char *uri_file, orte_job_spec_t *spec,
     int rc;
     memset(&job, 0, sizeof(job));
     job.iof_sock = -1;
+    job.attach_fd = -1;
     if (HERD_SUCCESS != (rc = opal_event_base_create(&job.base))) {
         return rc;
     }

@@ -41,4 +41,10 @@ OPAL_EXPORT int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_s
 OPAL_EXPORT int orte_launch_run_client(const char *uri_file, orte_job_spec_t *spec,
                                        const orte_launch_options_t *options, int *exit_status);
 
+/* Print the output of job (its number, or "<dvm id>.<number>") of the DVM whose contact file is
+ * uri_file, from now on until the job ends (herdrun --attach). flags: ORTE_IOF_FLAG_TAG and
+ * ORTE_IOF_FLAG_TIMESTAMP prefix each line. Problems are reported (HERD_ERR_SILENT). */
+OPAL_EXPORT int orte_launch_attach(const char *uri_file, const char *job, uint32_t flags,
+                                   int *exit_status);
+
 #endif /* ORTE_RUNTIME_LAUNCH_H */

@@ -53,6 +53,15 @@ int main(int argc, char *argv[])
                                             .output_nocopy = opts.output_nocopy,
                                             .verbose = opts.verbose};
     int job_status = 1;
+    if (NULL != opts.attach) {
+        uint32_t flags =
+            ((opts.spec->flags & ORTE_JOB_FLAG_TAG_OUTPUT) ? ORTE_IOF_FLAG_TAG : 0) |
+            ((opts.spec->flags & ORTE_JOB_FLAG_TIMESTAMP_OUTPUT) ? ORTE_IOF_FLAG_TIMESTAMP : 0);
+        if (HERD_SUCCESS == orte_launch_attach(opts.dvm_uri, opts.attach, flags, &job_status)) {
+            status = job_status;
+        }
+        goto out;
+    }
     if (NULL != opts.dvm_uri) {
         /* a running DVM: no daemon to start */
         if (HERD_SUCCESS ==

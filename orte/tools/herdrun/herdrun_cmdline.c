@@ -843,10 +843,19 @@ int herdrun_cmdline_parse(int argc, char *const argv[], char *const env[], herdr
         goto done;
     }
 
+    /* --attach starts nothing: it prints a running job's output */
+    bool attaching = false;
+    for (int i = 0; i < parse.num_contexts; i++) {
+        attaching |= opal_cmd_line_is_set(parse.contexts[i].cmd, "attach");
+    }
     for (int i = 0; i < parse.num_contexts && HERD_SUCCESS == rc; i++) {
         rc = herdrun_read_job_options(&parse, i);
-        if (HERD_SUCCESS == rc) {
+        if (HERD_SUCCESS == rc && !attaching) {
             rc = herdrun_read_app(&parse, i, env);
+        } else if (HERD_SUCCESS == rc && opal_cmd_line_tail_count(parse.contexts[i].cmd) > 0) {
+            opal_show_help(HERDRUN_HELP_FILE, "attach-program", false,
+                           opal_cmd_line_tail(parse.contexts[i].cmd)[0]);
+            rc = HERD_ERR_SILENT;
         }
         if (HERD_SUCCESS != rc) {
             herdrun_note_context(&parse, i);
@@ -861,7 +870,7 @@ int herdrun_cmdline_parse(int argc, char *const argv[], char *const env[], herdr
     if (HERD_SUCCESS == rc) {
         rc = herdrun_apply_job_options(&parse);
     }
-    if (HERD_SUCCESS == rc && NULL != parse.job.dvm_uri) {
+    if (HERD_SUCCESS == rc && NULL != parse.job.dvm_uri && !attaching) {
         rc = herdrun_dvm_hosts(&parse.job, &parse.result.spec->hosts);
     }
     if (HERD_SUCCESS == rc) {
@@ -912,7 +921,10 @@ void herdrun_cmdline_usage(FILE *stream)
           "  herdrun --hostfile hosts --map-by seq ./a.out   (rank i on the host of line i)\n"
           "  herdrun --report-usage=usage.json -n 4 ./a.out\n"
           "  herd-dvm --hostfile hosts --report-uri dvm.uri --daemonize\n"
-          "  herdrun --dvm-uri dvm.uri -n 16 ./a.out\n\n"
+          "  herdrun --dvm-uri dvm.uri -n 16 ./a.out\n"
+          "  herdrun --dvm-uri dvm.uri --attach 3      (job 3's output, from now on)\n"
+          "  herdrun --tag-output --output-filename out -n 4 ./a.out\n"
+          "  seq 100 | herdrun --stdin all -n 4 ./filter\n\n"
           "See herdrun(1) for more.\n",
           stream);
 }
