@@ -16,6 +16,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "orte/mca/ras/base/base.h"
+#include "orte/mca/iof/iof.h"
 #include "orte/tools/herdrun/herdrun_cmdline.h"
 #include "support/capture.h"
 
@@ -472,6 +473,71 @@ static void test_timeout(void **state)
     }
 }
 
+/* The I/O options: --stdin's values, flags, --output-filename with and without :nocopy. */
+static void test_iof_options(void **state)
+{
+    herdrun_options_t opts;
+
+    parse_ok("./a", NULL, &opts);
+    assert_int_equal(opts.spec->stdin_target, 0); /* rank 0, as mpirun */
+    assert_null(opts.output_dir);
+    herdrun_options_destruct(&opts);
+
+    const struct {
+        const char *value;
+        int32_t target;
+    } good[] = {{"all", ORTE_IOF_STDIN_ALL}, {"none", ORTE_IOF_STDIN_NONE}, {"0", 0}, {"17", 17}};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char line[128];
+        snprintf(line, sizeof(line), "--stdin %s ./a", good[i].value);
+        parse_ok(line, NULL, &opts);
+        assert_int_equal(opts.spec->stdin_target, good[i].target);
+        herdrun_options_destruct(&opts);
+    }
+    const char *bad[] = {"-1", "rank", "ALL", "1x", "99999999999", "2147483648"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char line[128];
+        char needle[128];
+        snprintf(line, sizeof(line), "--stdin %s ./a", bad[i]);
+        snprintf(needle, sizeof(needle), "\"%s\" is not a --stdin target", bad[i]);
+        parse_fails(line, NULL, needle, NULL);
+    }
+
+    parse_ok("--tag-output --timestamp-output --merge-stderr-to-stdout ./a", NULL, &opts);
+    assert_true(opts.spec->flags & ORTE_JOB_FLAG_TAG_OUTPUT);
+    assert_true(opts.spec->flags & ORTE_JOB_FLAG_TIMESTAMP_OUTPUT);
+    assert_true(opts.spec->flags & ORTE_JOB_FLAG_MERGE_STDERR);
+    herdrun_options_destruct(&opts);
+
+    parse_ok("--output-filename /tmp/out ./a", NULL, &opts);
+    assert_string_equal(opts.output_dir, "/tmp/out");
+    assert_false(opts.output_nocopy);
+    herdrun_options_destruct(&opts);
+    parse_ok("--output-filename out:nocopy ./a", NULL, &opts);
+    assert_string_equal(opts.output_dir, "out");
+    assert_true(opts.output_nocopy);
+    herdrun_options_destruct(&opts);
+    parse_fails("--output-filename :nocopy ./a", NULL, "--output-filename needs a folder", NULL);
+}
+
+/* --attach prints a running job's output: it needs the DVM, a job number, and no program. */
+static void test_attach(void **state)
+{
+    herdrun_options_t opts;
+
+    parse_ok("--dvm-uri dvm.uri --attach 3", NULL, &opts);
+    assert_string_equal(opts.attach, "3");
+    assert_string_equal(opts.dvm_uri, "dvm.uri");
+    herdrun_options_destruct(&opts);
+    parse_ok("--dvm-uri dvm.uri --attach 9f3c.12 --tag-output", NULL, &opts);
+    assert_string_equal(opts.attach, "9f3c.12");
+    herdrun_options_destruct(&opts);
+    parse_fails("--attach 3", NULL, "--attach 3 needs the running DVM", "--dvm-uri", NULL);
+    parse_fails("--dvm-uri dvm.uri --attach x", NULL, "\"x\" is not a job to --attach to", NULL);
+    parse_fails("--dvm-uri dvm.uri --attach 0", NULL, "\"0\" is not a job to --attach to", NULL);
+    parse_fails("--dvm-uri dvm.uri --attach 3 ./a", NULL, "it starts nothing", "\"./a\"", NULL);
+}
+
 static void test_np_bad(void **state)
 {
     const char *bad[] = {"0", "-1", "abc", "4x", "0x10", "99999999999", "4294967296", "+2"};
@@ -756,6 +822,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verbose, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_iof_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attach, setup, teardown),
         cmocka_unit_test_setup_teardown(test_np_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_program, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_context, setup, teardown),
