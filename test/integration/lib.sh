@@ -109,6 +109,36 @@ herdrun_wait() {
     rc=$?
 }
 
+# herdrun_in FILE ARGS...: like herdrun, with FILE (a regular file) as stdin, waited for at most
+# $HERDRUN_LIMIT s (default 60) as herdrun_wait does.
+herdrun_in() {
+    in=$1
+    shift
+    shm_mark
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" <"$in" >"$OUT" 2>"$ERR" &
+    run_pid=$!
+    herdrun_wait "${HERDRUN_LIMIT:-60}"
+}
+# herdrun_piped FILE ARGS...: the same with FILE written into a pipe (as `cat FILE | herdrun`);
+# returns once the writer is gone too (it gets EPIPE when herdrun ends without reading it all).
+herdrun_piped() {
+    in=$1
+    shift
+    rm -f "$WORK/stdin.fifo"
+    mkfifo "$WORK/stdin.fifo"
+    shm_mark
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" <"$WORK/stdin.fifo" >"$OUT" \
+        2>"$ERR" &
+    run_pid=$!
+    cat "$in" >"$WORK/stdin.fifo" &
+    feed_pid=$!
+    herdrun_wait "${HERDRUN_LIMIT:-60}"
+    # a writer still blocked now has a reader that outlived herdrun: check_clean reports it
+    wait_gone "$feed_pid" 5 || kill -9 "$feed_pid" 2>/dev/null
+    wait "$feed_pid" 2>/dev/null
+    rm -f "$WORK/stdin.fifo"
+}
+
 # wait_for SECONDS COMMAND...: poll until COMMAND succeeds; false if it never does.
 wait_for() {
     n=$(($1 * 20))
@@ -207,4 +237,167 @@ testhosts_up() {
         finish
         exit 1
     fi
+}
+
+# --- I/O forwarding (test_iof.sh, test_iof_ssh.sh) ---------------------------------------------
+# make_iof_programs DIR: put into DIR the programs whose output the iof tests check; false (with
+# the compiler's messages on stderr) when they do not build.
+#   lines N SLEEP_US [both]: N lines "rank R line I PAD" (R = HERD_RANK, I = 0..N-1) on stdout
+#     through a 4 KiB block buffer, so that most lines straddle two writes. PAD repeats R's
+#     letter (a for rank 0, b for rank 1...) iof_pad_length times: up to 119 bytes, and every
+#     997th line 20000-59999 bytes (longer than a write, shorter than iof_base_line_max).
+#     With SLEEP_US > 0, one line in 16 is followed by a pause of up to SLEEP_US us; with both,
+#     each line goes to stderr (its own 4 KiB buffer) too.
+#   talk.sh N: "out JOBID RANK I" on stdout and "err JOBID RANK I" on stderr, alternately,
+#     I = 0..N-1, one write per line.
+make_iof_programs() {
+    cat >"$1/lines.c" <<'EOF'
+/* The numbered lines of the iof tests, written through 4 KiB block buffers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Must give what iof_pad_length in lib.sh gives. */
+static int pad_length(long rank, long line)
+{
+    if (996 == line % 997) {
+        return 20000 + (int) ((line * 7919 + rank * 104729) % 40000);
+    }
+    return (int) ((line * 31 + rank * 17) % 120);
+}
+
+int main(int argc, char **argv)
+{
+    static char pad[65536];
+    static char out_buffer[4096], err_buffer[4096];
+    const char *rank_text = getenv("HERD_RANK");
+    long rank = (NULL != rank_text) ? atol(rank_text) : 0;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: lines N SLEEP_US [both]\n");
+        return 2;
+    }
+    long lines = atol(argv[1]);
+    long sleep_us = atol(argv[2]);
+    int both = argc > 3 && 0 == strcmp(argv[3], "both");
+    memset(pad, 'a' + (int) (rank % 26), sizeof(pad));
+    setvbuf(stdout, out_buffer, _IOFBF, sizeof(out_buffer));
+    setvbuf(stderr, err_buffer, _IOFBF, sizeof(err_buffer));
+    srand((unsigned) getpid());
+    for (long line = 0; line < lines; line++) {
+        int length = pad_length(rank, line);
+        printf("rank %ld line %ld %.*s\n", rank, line, length, pad);
+        if (both) {
+            fprintf(stderr, "rank %ld line %ld %.*s\n", rank, line, length, pad);
+        }
+        if (sleep_us > 0 && 0 == rand() % 16) {
+            usleep((useconds_t) (rand() % sleep_us));
+        }
+    }
+    return (0 != fflush(stdout) || 0 != fflush(stderr)) ? 1 : 0;
+}
+EOF
+    cat >"$1/talk.sh" <<'EOF'
+#!/bin/sh
+i=0
+while [ $i -lt "$1" ]; do
+    echo "out $HERD_JOBID $HERD_RANK $i"
+    echo "err $HERD_JOBID $HERD_RANK $i" >&2
+    i=$((i + 1))
+done
+EOF
+    chmod +x "$1/talk.sh"
+    cc -O2 -o "$1/lines" "$1/lines.c"
+}
+
+# lines_problems FILE RANKS N: what is wrong with the output of `lines N` by RANKS ranks in FILE,
+# nothing when all is well: every line exactly as written (none split, none merged with
+# another), each rank's lines 0..N-1 once each and in order.
+lines_problems() {
+    awk -v ranks="$2" -v n="$3" '
+        function iof_pad_length(rank, line) {
+            if (line % 997 == 996) return 20000 + (line * 7919 + rank * 104729) % 40000
+            return (line * 31 + rank * 17) % 120
+        }
+        function report(message) { if (++problems <= 5) print message }
+        {
+            if ($0 !~ /^rank [0-9]+ line [0-9]+ [a-z]*$/ || $2 + 0 >= ranks) {
+                report("line " NR " is not one that was written: " substr($0, 1, 60) \
+                    (length($0) > 60 ? "... (" length($0) " bytes)" : ""))
+                next
+            }
+            rank = $2 + 0
+            line = $4 + 0
+            pad = substr($0, length("rank " $2 " line " $4 " ") + 1)
+            letter = substr("abcdefghijklmnopqrstuvwxyz", rank + 1, 1)
+            rest = pad
+            if (length(pad) != iof_pad_length(rank, line) || gsub(letter, "", rest) != length(pad))
+                report("rank " rank " line " line " is cut or merged with another (" \
+                    length(pad) " bytes of padding, not " iof_pad_length(rank, line) " of " \
+                    letter ")")
+            if (line != due[rank] + 0)
+                report("rank " rank ": line " line " where line " due[rank] + 0 " was due")
+            due[rank] = line + 1
+        }
+        END {
+            for (rank = 0; rank < ranks; rank++)
+                if (!((rank) in due)) report("rank " rank ": not one line")
+                else if (due[rank] != n)
+                    report("rank " rank ": its lines end with line " due[rank] - 1 ", not " n - 1)
+            if (problems > 5) print problems - 5 " more problems"
+        }' "$1"
+}
+
+# talk_problems FILE WORDS RANKS N [TAG [FROM TO]]: what is wrong with the lines of `talk.sh N`
+# by RANKS ranks in FILE, nothing when all is well. WORDS are those to find, in order, for each I
+# ("out", "err" or, merged, "out err"); with TAG (stdout or stderr) each line must start with
+# "[JOBID,RANK]<TAG>: " naming the job and rank that wrote it; with FROM and TO
+# (YYYY-MM-DD HH:MM:SS) each line must start with a timestamp "[YYYY-MM-DD HH:MM:SS.uuuuuu] "
+# between them (before the tag).
+talk_problems() {
+    awk -v words="$2" -v ranks="$3" -v n="$4" -v tag="${5:-}" -v from="${6:-}" -v to="${7:-}" '
+        function report(message) { if (++problems <= 5) print message }
+        BEGIN {
+            count = split(words, word, " ")
+            d = "[0-9]"
+            stamp = "^\\[" d d d d "-" d d "-" d d " " d d ":" d d ":" d d "\\." d d d d d d "\\] "
+        }
+        {
+            line = $0
+            if (from != "") {
+                if (line !~ stamp) { report("no timestamp: " $0); next }
+                when = substr(line, 2, 19)
+                if (when < from || when > to)
+                    report("timestamp " when " is not between " from " and " to ": " $0)
+                line = substr(line, 30)
+            }
+            if (tag != "") {
+                if (line !~ ("^\\[[0-9]+,[0-9]+\\]<" tag ">: ")) {
+                    report("no [JOBID,RANK]<" tag "> tag: " $0)
+                    next
+                }
+                split(substr(line, 2, index(line, "]") - 2), id, ",")
+                line = substr(line, index(line, ">: ") + 3)
+            }
+            if (line !~ /^[a-z]+ [0-9]+ [0-9]+ [0-9]+$/) {
+                report("not a line of talk.sh: " $0)
+                next
+            }
+            split(line, field, " ")
+            if (tag != "" && (id[1] != field[2] || id[2] != field[3]))
+                report("tag [" id[1] "," id[2] "] on a line of job " field[2] " rank " field[3])
+            rank = field[3] + 0
+            if (rank >= ranks) { report("a line of rank " rank ": " $0); next }
+            k = seen[rank]++
+            due = word[k % count + 1] " " int(k / count)
+            if (field[1] " " field[4] != due)
+                report("rank " rank ": \"" field[1] " " field[4] "\" where \"" due "\" was due")
+        }
+        END {
+            for (rank = 0; rank < ranks; rank++)
+                if (seen[rank] + 0 != n * count)
+                    report("rank " rank ": " seen[rank] + 0 " lines, not " n * count)
+            if (problems > 5) print problems - 5 " more problems"
+        }' "$1"
 }
