@@ -1080,7 +1080,9 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     }
     bool launching = 0 == (spec->flags & ORTE_JOB_FLAG_DO_NOT_LAUNCH);
     if (launching && HERD_SUCCESS != (rc = open_sink(job))) {
-        fprintf(stderr, "herdrun: cannot open the job's endpoint: %s\n", opal_strerror(rc));
+        if (HERD_ERR_SILENT != rc) {
+            fprintf(stderr, "herdrun: cannot open the job's endpoint: %s\n", opal_strerror(rc));
+        }
         rc = HERD_ERR_SILENT;
         goto out;
     }

@@ -839,6 +839,38 @@ static int recv_stdin_ack(orte_iof_sink_t *sink, orte_vpid_t from, const struct 
 /* ------------------------------------------------------------------------------------------ */
 /* the module */
 
+/* mkdir -p: the folder and every missing one above it. */
+static int make_folders(const char *dir)
+{
+    char path[PATH_MAX];
+    if ((size_t) snprintf(path, sizeof(path), "%s", dir) >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return HERD_ERR_IN_ERRNO;
+    }
+    for (char *p = path + 1;; ++p) {
+        if ('/' == *p || '\0' == *p) {
+            char saved = *p;
+            *p = '\0';
+            if (0 != mkdir(path, 0755) && EEXIST != errno) {
+                return HERD_ERR_IN_ERRNO;
+            }
+            *p = saved;
+            if ('\0' == saved) {
+                break;
+            }
+        }
+    }
+    struct stat st;
+    if (0 != stat(path, &st)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return HERD_ERR_IN_ERRNO;
+    }
+    return HERD_SUCCESS;
+}
+
 int iof_default_sink_create(const orte_iof_sink_config_t *config, orte_iof_sink_t **out)
 {
     if (NULL == config || NULL == config->base || NULL == config->transport.send) {
@@ -862,10 +894,9 @@ int iof_default_sink_create(const orte_iof_sink_config_t *config, orte_iof_sink_
         iof_default_sink_destroy(sink);
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    if (NULL != sink->config.output_dir && 0 != mkdir(sink->config.output_dir, 0755) &&
-        EEXIST != errno) {
+    if (NULL != sink->config.output_dir && HERD_SUCCESS != make_folders(sink->config.output_dir)) {
         int saved = errno;
-        opal_output(OPAL_OUTPUT_STDERR, "herdrun: cannot make the output folder %s: %s",
+        opal_output(OPAL_OUTPUT_STDERR, "herdrun: cannot make the output folder %s: %s; give --output-filename a folder you may write",
                     sink->config.output_dir, strerror(saved));
         iof_default_sink_destroy(sink);
         return HERD_ERR_SILENT;
