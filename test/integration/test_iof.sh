@@ -594,6 +594,74 @@ slow_reader "200 MiB to a slow reader on this host" 209715200 1
 slow_reader "2 x 100 MiB to a slow reader from 2 simulated nodes" 104857600 2 \
     $SIM 2 --mca ras_simulator_slots 1 --map-by node
 
+# --- 9. attaching to a running job's output on a persistent DVM ------------------------------
+# A job ticks (one numbered line every 20 ms) until told to stop; a tool attaches, gets ticks,
+# another attaches and is killed (detached) midway; the job's own output stays complete.
+uri=$WORK/attach.uri
+shm_mark
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" --mca ras simulator \
+    --mca ras_simulator_num_nodes 2 --mca ras_simulator_slots 2 --daemonize --report-uri "$uri" \
+    >"$OUT" 2>"$ERR"
+rc=$?
+expect_rc "--attach: herd-dvm comes up" 0
+adir=$WORK/attach
+mkdir -p "$adir"
+cat >"$adir/ticker.sh" <<'EOF2'
+#!/bin/sh
+# ticker.sh DIR: rank 1 ticks until DIR/stop exists (at most 3000 ticks), then says last
+[ "$HERD_RANK" = 1 ] || exit 0
+i=0
+while [ ! -e "$1/stop" ] && [ $i -lt 3000 ]; do echo "tick $i"; i=$((i + 1)); sleep 0.02; done
+echo "last $i"
+EOF2
+chmod +x "$adir/ticker.sh"
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" -n 2 --map-by node \
+    "$adir/ticker.sh" "$adir" </dev/null >"$adir/job.out" 2>"$adir/job.err" &
+job=$!
+# the job's first tick: it runs, and its herdrun listens for tools
+wait_for 30 grep -q '^tick 0$' "$adir/job.out" || fail "--attach: the job starts ticking"
+jobid=1
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --attach "$jobid" \
+    --tag-output </dev/null >"$adir/tool1.out" 2>"$adir/tool1.err" &
+tool1=$!
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --attach "$jobid" \
+    </dev/null >"$adir/tool2.out" 2>"$adir/tool2.err" &
+tool2=$!
+ticks() { [ "$(grep -c tick "$1" 2>/dev/null)" -ge "$2" ]; }
+wait_for 30 ticks "$adir/tool1.out" 5 || fail "--attach: the first tool gets ticks"
+wait_for 30 ticks "$adir/tool2.out" 5 || fail "--attach: the second tool gets ticks"
+kill "$tool2" 2>/dev/null # detach the second one midway
+wait "$tool2" 2>/dev/null
+n_now=$(grep -c tick "$adir/job.out")
+wait_for 30 ticks "$adir/job.out" $((n_now + 10)) || fail "--attach: the job goes on after a tool detached"
+touch "$adir/stop"
+if wait_gone "$job" 60; then wait "$job"; rc=$?; else kill -9 "$job"; rc=137; fi
+expect_rc "--attach: the job ends well" 0
+if wait_gone "$tool1" 30; then wait "$tool1"; rc=$?; else kill -9 "$tool1"; rc=137; fi
+expect_rc "--attach: the attached tool ends with the job, exit 0" 0
+last=$(sed -n 's/^last //p' "$adir/job.out")
+expect_eq "--attach: the job's own output has every tick, in order, and its last line" \
+    "$(grep -c '^tick ' "$adir/job.out") $(awk '/^tick/ { if ($2 != n) bad++; n++ } END { print bad+0 }' "$adir/job.out")" \
+    "$last 0"
+# the tool saw a run of consecutive ticks (from when it attached) up to the last line, tagged
+first=$(sed -n '1s/^\[1,1\]<stdout>: tick \([0-9]*\)$/\1/p' "$adir/tool1.out")
+expect_eq "--attach: the tool's lines are tagged, consecutive, and end with the last line" \
+    "$(awk -v f="${first:-x}" '{ sub(/^\[1,1\]<stdout>: /, ""); if ($1 == "tick") { if ($2 != f + n) bad++; n++ } else if ($1 == "last") { last = $2 } else bad++ } END { print bad+0, last }' "$adir/tool1.out")" \
+    "0 $last"
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --attach 99 </dev/null \
+    >"$OUT" 2>"$ERR"
+rc=$?
+expect_fail "--attach to a job that does not run fails"
+expect_err "--attach: ... saying the job is not running" "job 99 is not running"
+"$HERD_BIN/herd-dvm/herd-dvm" --shutdown --dvm-uri "$uri" >"$OUT" 2>"$ERR"
+rc=$?
+expect_rc "--attach: the DVM shuts down" 0
+wait_for 10 sh -c "[ -z \"\$(ps -eo args= | grep -F '$HERD_BUILDDIR' | grep -E 'herdd( |$)' | grep -v grep)\" ]" ||
+    true
+expect_eq "--attach: no attach socket is left" \
+    "$(ls "${TMPDIR:-/tmp}/herd-$(id -u)" 2>/dev/null | grep -c '\.iof$')" 0
+check_clean "--attach"
+
 # --- 8. herd-info ----------------------------------------------------------------------------
 herd_info
 expect_rc "herd-info runs" 0
