@@ -55,6 +55,9 @@ int orte_iof_base_make_pipes(bool want_stdin, bool merge_stderr, int child[3], i
     /* the daemon's ends never block it; the process's ends stay as a program expects */
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     enlarge(out[0]);
+    if (in[1] >= 0) {
+        enlarge(in[1]); /* a target reading a large input waits less on herdrun */
+    }
     if (err[0] >= 0) {
         fcntl(err[0], F_SETFL, O_NONBLOCK);
     }
