@@ -839,6 +839,7 @@ static void test_recv_fds_malformed(void **state)
 typedef struct queued {
     struct queued *next;
     bool to_sink;
+    orte_vpid_t vpid; /* the source it comes from (to the sink) or goes to */
     int kind;
     int iovcnt;
     struct iovec iov[ORTE_IOF_MAX_PIECES];
@@ -866,13 +867,24 @@ typedef struct {
     int stdin_fd;
     bool no_source;
     bool no_sink;
+    bool two_sources; /* vpids 1 and 2 */
 } start_opts_t;
 
+typedef struct test_ctx ctx_t;
+
+/* One source's end of the transport: who it is. */
 typedef struct {
+    ctx_t *ctx;
+    orte_vpid_t vpid;
+} endpoint_t;
+
+struct test_ctx {
     opal_event_base_t *base;
     opal_event_t *tick;
     const orte_iof_module_t *module;
-    orte_iof_source_t *source;
+    orte_iof_source_t *source;  /* vpid 1 */
+    orte_iof_source_t *source2; /* vpid 2, when the test has two */
+    endpoint_t endpoint[3];
     orte_iof_sink_t *sink;
     queued_t *head;
     queued_t *tail;
@@ -897,12 +909,12 @@ typedef struct {
     int stdin_closed_acks;            /* STDIN_ACK with IOF_STDIN_CLOSED */
     uint64_t acked_stdout[MAX_PROCS]; /* the furthest ACK of ranks 0.. stdout */
     int refused;                      /* deliveries the receiving half refused */
-    int undeliverable;                /* messages for a half the test did not create */
+    int undeliverable;                /* messages for a half the test did not make */
     int bad_sends; /* a wrong destination, or more pieces than a transport must take */
     int drained;
     size_t max_queued;
     char dir[256]; /* a scratch folder, removed at the end */
-} ctx_t;
+};
 
 static void text_append(text_t *t, const void *data, size_t len)
 {
@@ -955,9 +967,43 @@ static size_t copy_head(const struct iovec *iov, int iovcnt, uint8_t *to, size_t
     return at;
 }
 
-static void note_stdin_ack(ctx_t *ctx, bool to_sink, int kind, const struct iovec *iov, int iovcnt);
+/* Counts what the source says about stdin (it goes the other way: source to sink). */
+static void note_stdin_ack(ctx_t *ctx, bool to_sink, int kind, const struct iovec *iov, int iovcnt)
+{
+    uint8_t ack[IOF_STDIN_ACK_SIZE];
 
-static int enqueue(ctx_t *ctx, bool to_sink, int kind, const struct iovec *iov, int iovcnt)
+    if (to_sink && ORTE_IOF_MSG_STDIN_ACK == kind &&
+        copy_head(iov, iovcnt, ack, sizeof(ack)) == sizeof(ack) && (ack[8] & IOF_STDIN_CLOSED)) {
+        ctx->stdin_closed_acks++;
+    }
+}
+
+static orte_iof_source_t *source_of(const ctx_t *ctx, orte_vpid_t vpid)
+{
+    return 1 == vpid ? ctx->source : 2 == vpid ? ctx->source2 : NULL;
+}
+
+/* Hands a message to the half it is for, and counts what that half refused. */
+static void deliver_one(ctx_t *ctx, bool to_sink, orte_vpid_t vpid, int kind,
+                        const struct iovec *iov, int iovcnt)
+{
+    int rc = HERD_SUCCESS;
+
+    note_stdin_ack(ctx, to_sink, kind, iov, iovcnt);
+    if (to_sink && NULL != ctx->sink) {
+        rc = ctx->module->sink_deliver(ctx->sink, vpid, kind, iov, iovcnt);
+    } else if (!to_sink && NULL != source_of(ctx, vpid)) {
+        rc = ctx->module->source_deliver(source_of(ctx, vpid), 0, kind, iov, iovcnt);
+    } else {
+        ctx->undeliverable++;
+    }
+    if (HERD_SUCCESS != rc) {
+        ctx->refused++;
+    }
+}
+
+static int enqueue(ctx_t *ctx, bool to_sink, orte_vpid_t vpid, int kind, const struct iovec *iov,
+                   int iovcnt)
 {
     queued_t *q;
 
@@ -966,23 +1012,13 @@ static int enqueue(ctx_t *ctx, bool to_sink, int kind, const struct iovec *iov, 
         return HERD_ERR_BAD_PARAM;
     }
     if (ctx->direct) {
-        int rc = HERD_SUCCESS;
-        note_stdin_ack(ctx, to_sink, kind, iov, iovcnt);
-        if (to_sink && NULL != ctx->sink) {
-            rc = ctx->module->sink_deliver(ctx->sink, 1, kind, iov, iovcnt);
-        } else if (!to_sink && NULL != ctx->source) {
-            rc = ctx->module->source_deliver(ctx->source, 0, kind, iov, iovcnt);
-        } else {
-            ctx->undeliverable++;
-        }
-        if (HERD_SUCCESS != rc) {
-            ctx->refused++;
-        }
+        deliver_one(ctx, to_sink, vpid, kind, iov, iovcnt);
         return HERD_SUCCESS;
     }
     q = calloc(1, sizeof(*q));
     assert_non_null(q);
     q->to_sink = to_sink;
+    q->vpid = vpid;
     q->kind = kind;
     q->iovcnt = iovcnt;
     for (int i = 0; i < iovcnt; ++i) {
@@ -1008,10 +1044,11 @@ static void free_queued(queued_t *q)
     free(q);
 }
 
-/* The source (vpid 1) sends to the sink (vpid 0). */
+/* A source (vpid 1 or 2) sends to the sink (vpid 0). */
 static int source_send(void *arg, orte_vpid_t dst, int msg, const struct iovec *iov, int iovcnt)
 {
-    ctx_t *ctx = arg;
+    const endpoint_t *from = arg;
+    ctx_t *ctx = from->ctx;
     uint8_t header[IOF_DATA_HEADER];
 
     if (0 != dst || msg < 0 || msg >= ORTE_IOF_NUM_MSGS) {
@@ -1027,15 +1064,15 @@ static int source_send(void *arg, orte_vpid_t dst, int msg, const struct iovec *
         (header[5] & IOF_DATA_EOF)) {
         ctx->data_eof++;
     }
-    return enqueue(ctx, true, msg, iov, iovcnt);
+    return enqueue(ctx, true, from->vpid, msg, iov, iovcnt);
 }
 
-/* The sink sends to the source (vpid 1). */
+/* The sink sends to a source (vpid 1, or 2 when there are two). */
 static int sink_send(void *arg, orte_vpid_t dst, int msg, const struct iovec *iov, int iovcnt)
 {
     ctx_t *ctx = arg;
 
-    if (1 != dst || msg < 0 || msg >= ORTE_IOF_NUM_MSGS) {
+    if (dst < 1 || dst > 2 || msg < 0 || msg >= ORTE_IOF_NUM_MSGS) {
         ctx->bad_sends++;
         return HERD_ERR_BAD_PARAM;
     }
@@ -1050,18 +1087,7 @@ static int sink_send(void *arg, orte_vpid_t dst, int msg, const struct iovec *io
             }
         }
     }
-    return enqueue(ctx, false, msg, iov, iovcnt);
-}
-
-/* Counts what the source says about stdin (it goes the other way: source to sink). */
-static void note_stdin_ack(ctx_t *ctx, bool to_sink, int kind, const struct iovec *iov, int iovcnt)
-{
-    uint8_t ack[IOF_STDIN_ACK_SIZE];
-
-    if (to_sink && ORTE_IOF_MSG_STDIN_ACK == kind &&
-        copy_head(iov, iovcnt, ack, sizeof(ack)) == sizeof(ack) && (ack[8] & IOF_STDIN_CLOSED)) {
-        ctx->stdin_closed_acks++;
-    }
+    return enqueue(ctx, false, dst, msg, iov, iovcnt);
 }
 
 /* Delivers every queued message, also those sent while delivering. */
@@ -1069,23 +1095,12 @@ static void deliver_all(ctx_t *ctx)
 {
     while (NULL != ctx->head) {
         queued_t *q = ctx->head;
-        int rc = HERD_SUCCESS;
 
         ctx->head = q->next;
         if (NULL == ctx->head) {
             ctx->tail = NULL;
         }
-        note_stdin_ack(ctx, q->to_sink, q->kind, q->iov, q->iovcnt);
-        if (q->to_sink && NULL != ctx->sink) {
-            rc = ctx->module->sink_deliver(ctx->sink, 1, q->kind, q->iov, q->iovcnt);
-        } else if (!q->to_sink && NULL != ctx->source) {
-            rc = ctx->module->source_deliver(ctx->source, 0, q->kind, q->iov, q->iovcnt);
-        } else {
-            ctx->undeliverable++;
-        }
-        if (HERD_SUCCESS != rc) {
-            ctx->refused++;
-        }
+        deliver_one(ctx, q->to_sink, q->vpid, q->kind, q->iov, q->iovcnt);
         free_queued(q);
     }
 }
@@ -1221,13 +1236,16 @@ static void close_fd(int *fd)
 static int e2e_teardown(void **state)
 {
     ctx_t *ctx = *state;
-    int refused, undeliverable, bad_sends;
+    int refused, bad_sends;
 
     /* nobody reads the sink's outputs any more: destroying it cannot wait for a reader */
     close_fd(&ctx->out_pipe[0]);
     close_fd(&ctx->err_pipe[0]);
     if (NULL != ctx->source) {
         ctx->module->source_destroy(ctx->source);
+    }
+    if (NULL != ctx->source2) {
+        ctx->module->source_destroy(ctx->source2);
     }
     if (NULL != ctx->sink) {
         ctx->module->sink_destroy(ctx->sink);
@@ -1254,14 +1272,12 @@ static int e2e_teardown(void **state)
     free(ctx->out.data);
     free(ctx->err.data);
     refused = ctx->refused;
-    undeliverable = ctx->undeliverable;
     bad_sends = ctx->bad_sends;
     free(ctx);
     reset_environment();
     /* the halves refused nothing the other sent, and sent only where they should */
     assert_int_equal(refused, 0);
     assert_int_equal(bad_sends, 0);
-    (void) undeliverable;
     return 0;
 }
 
@@ -1290,7 +1306,7 @@ static void start(ctx_t *ctx, const start_opts_t *opts)
             .flags = opts->flags,
             .output_dir = opts->output_dir,
             .stdin_target = opts->stdin_target,
-            .num_sources = 1,
+            .num_sources = opts->two_sources ? 2 : 1,
             .stdin_fd = opts->stdin_fd,
             .stdout_fd = ctx->out_pipe[1],
             .stderr_fd = ctx->err_pipe[1],
@@ -1299,23 +1315,26 @@ static void start(ctx_t *ctx, const start_opts_t *opts)
         assert_int_equal(ctx->module->sink_create(&config, &ctx->sink), HERD_SUCCESS);
         assert_non_null(ctx->sink);
     }
-    if (!opts->no_source) {
+    for (orte_vpid_t v = 1; !opts->no_source && v <= (opts->two_sources ? 2u : 1u); ++v) {
+        ctx->endpoint[v] = (endpoint_t){.ctx = ctx, .vpid = v};
         orte_iof_source_config_t config = {
             .base = ctx->base,
-            .vpid = 1,
+            .vpid = v,
             .sink = 0,
             .stdin_target = opts->stdin_target,
-            .transport = {.send = source_send, .ctx = ctx},
+            .transport = {.send = source_send, .ctx = &ctx->endpoint[v]},
             .drained = on_drained,
             .cbdata = ctx,
         };
-        assert_int_equal(ctx->module->source_create(&config, &ctx->source), HERD_SUCCESS);
-        assert_non_null(ctx->source);
+        orte_iof_source_t **source = 1 == v ? &ctx->source : &ctx->source2;
+        assert_int_equal(ctx->module->source_create(&config, source), HERD_SUCCESS);
+        assert_non_null(*source);
     }
 }
 
-/* A process of the job: its pipes, the source reading ours ends. */
-static test_proc_t *add_proc(ctx_t *ctx, uint32_t rank, bool want_stdin, bool merge)
+/* A process of the job: its pipes, the source reading our ends. */
+static test_proc_t *add_proc_on(ctx_t *ctx, orte_iof_source_t *source, uint32_t rank,
+                                bool want_stdin, bool merge)
 {
     test_proc_t *p;
 
@@ -1329,8 +1348,13 @@ static test_proc_t *add_proc(ctx_t *ctx, uint32_t rank, bool want_stdin, bool me
     if (p->child[0] >= 0) {
         assert_int_equal(fcntl(p->child[0], F_SETFL, O_NONBLOCK), 0);
     }
-    assert_int_equal(ctx->module->source_add(ctx->source, rank, p->parent), HERD_SUCCESS);
+    assert_int_equal(ctx->module->source_add(source, rank, p->parent), HERD_SUCCESS);
     return p;
+}
+
+static test_proc_t *add_proc(ctx_t *ctx, uint32_t rank, bool want_stdin, bool merge)
+{
+    return add_proc_on(ctx, ctx->source, rank, want_stdin, merge);
 }
 
 /* The process closes its stdout (and stderr, merged or not). */
@@ -1593,6 +1617,44 @@ static void test_stdout_stderr_routing(void **state)
     settle(ctx);
     assert_string_equal(text_str(&ctx->out), "to stdout\nmerged stderr\n");
     assert_string_equal(text_str(&ctx->err), "to stderr\n");
+}
+
+/* herdrun > FILE: a file is written in full, blocking, as it comes. */
+static void test_stdout_is_a_file(void **state)
+{
+    ctx_t *ctx = *state;
+    test_proc_t *p[2];
+    char path[PATH_MAX];
+    char *text;
+
+    make_scratch_dir(ctx);
+    snprintf(path, sizeof(path), "%s/stdout.txt", ctx->dir);
+    close_fd(&ctx->out_pipe[1]);
+    ctx->out_pipe[1] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(ctx->out_pipe[1] >= 0);
+    start(ctx, &(start_opts_t){.flags = ORTE_IOF_FLAG_TAG,
+                               .stdin_target = ORTE_IOF_STDIN_NONE,
+                               .stdin_fd = -1});
+    p[0] = add_proc(ctx, 0, false, false);
+    p[1] = add_proc(ctx, 1, false, false);
+    write_text(p[0]->child[1], "zero\n");
+    settle(ctx);
+    write_text(p[1]->child[1], "one\n");
+    settle(ctx);
+    write_text(p[0]->child[1], "zero again");
+    for (int i = 0; i < 2; ++i) {
+        close_output(p[i], ORTE_IOF_STDOUT);
+        close_output(p[i], ORTE_IOF_STDERR);
+    }
+    ctx->module->source_finish(ctx->source);
+    RUN_UNTIL(ctx, 1 == ctx->drained);
+    assert_int_equal(ctx->module->sink_queued(ctx->sink), 0);
+    text = slurp(path);
+    assert_non_null(text);
+    assert_string_equal(text, "[1,0]<stdout>: zero\n"
+                              "[1,1]<stdout>: one\n"
+                              "[1,0]<stdout>: zero again\n");
+    free(text);
 }
 
 static void check_rank_files(const ctx_t *ctx, const char *dir, uint32_t rank, const char *out,
@@ -2186,7 +2248,6 @@ static void test_stdin_flow_control(void **state)
         fail_msg("%zu bytes of stdin were taken for a target that reads nothing (bound %zu)", taken,
                  bound);
     }
-    (void) stdin_cap;
 
     target->hold_in = false;
     for (int rounds = 0; written < total; ++rounds) {
@@ -2203,6 +2264,85 @@ static void test_stdin_flow_control(void **state)
     RUN_UNTIL(ctx, target->in.eof);
     assert_int_equal(target->in.len, total);
     assert_memory_equal(target->in.data, buf, total);
+    free(buf);
+}
+
+/* --stdin all over two sources (two nodes): the sink reads stdin only once both hold their
+ * processes, never more than a window ahead of the slowest target, and after losing a source
+ * goes on for the other. */
+static void test_stdin_all_two_sources(void **state)
+{
+    ctx_t *ctx = *state;
+    test_proc_t *p[3];
+    const size_t total = 64 * 1024;
+    const size_t window = 4096;
+    char *buf = malloc(total);
+    size_t written = 0;
+
+    assert_non_null(buf);
+    fill_lines(buf, total);
+    reopen_with(ctx, "HERD_MCA_iof_base_window", "4096");
+    open_stdin_pipe(ctx);
+    assert_int_equal(fcntl(ctx->stdin_pipe[1], F_SETFL, O_NONBLOCK), 0);
+    assert_true(fcntl(ctx->stdin_pipe[1], F_SETPIPE_SZ, 4096) > 0);
+    start(ctx, &(start_opts_t){.stdin_target = ORTE_IOF_STDIN_ALL,
+                               .stdin_fd = ctx->stdin_pipe[0],
+                               .two_sources = true});
+    p[0] = add_proc_on(ctx, ctx->source, 0, true, false);
+    p[1] = add_proc_on(ctx, ctx->source, 1, true, false);
+    p[2] = add_proc_on(ctx, ctx->source2, 2, true, false);
+    write_text(ctx->stdin_pipe[1], "go\n");
+    ctx->module->source_all_added(ctx->source);
+    settle(ctx);
+    /* the second source is not ready yet */
+    assert_int_equal(pipe_pending(ctx->stdin_pipe[0]), 3);
+    ctx->module->source_all_added(ctx->source2);
+    RUN_UNTIL(ctx, p[0]->in.len >= 3 && p[1]->in.len >= 3 && p[2]->in.len >= 3);
+
+    /* rank 2 stops reading: everybody waits for it, within the window */
+    p[2]->hold_in = true;
+    int cap = fcntl(p[2]->child[0], F_SETPIPE_SZ, 4096);
+    assert_true(cap > 0);
+    int stuck = 0;
+    for (int rounds = 0; stuck < 20; ++rounds) {
+        if (rounds > MAX_ROUNDS) {
+            fail_msg("stdin was never held back");
+        }
+        ssize_t n = write(ctx->stdin_pipe[1], buf + written, total - written);
+        if (n > 0) {
+            written += (size_t) n;
+            stuck = 0;
+        } else {
+            stuck++;
+        }
+        assert_true(written < total);
+        run_round(ctx);
+    }
+    size_t taken = written - (size_t) pipe_pending(ctx->stdin_pipe[0]);
+    if (taken > (size_t) cap + 2 * window) {
+        fail_msg("%zu bytes of stdin were taken while rank 2 reads nothing", taken);
+    }
+    assert_true(p[0]->in.len <= 3 + taken);
+
+    /* its node is lost: the others get the rest */
+    ctx->module->sink_source_lost(ctx->sink, 2);
+    for (int rounds = 0; written < total; ++rounds) {
+        if (rounds > MAX_ROUNDS) {
+            fail_msg("only %zu of %zu bytes of stdin could be written", written, total);
+        }
+        ssize_t n = write(ctx->stdin_pipe[1], buf + written, total - written);
+        if (n > 0) {
+            written += (size_t) n;
+        }
+        run_round(ctx);
+    }
+    close_fd(&ctx->stdin_pipe[1]);
+    RUN_UNTIL(ctx, p[0]->in.eof && p[1]->in.eof);
+    for (int i = 0; i < 2; ++i) {
+        assert_int_equal(p[i]->in.len, 3 + total);
+        assert_memory_equal(p[i]->in.data, "go\n", 3);
+        assert_memory_equal(p[i]->in.data + 3, buf, total);
+    }
     free(buf);
 }
 
@@ -2665,6 +2805,53 @@ static void test_attach(void **state)
     assert_string_equal(text_str(&ctx->err), "hi\nho\nho\n");
 }
 
+/* A tool that does not read falls behind and is dropped; the job's output is not slowed. */
+static void test_attach_slow_tool_dropped(void **state)
+{
+    ctx_t *ctx = *state;
+    int sock[2];
+    const size_t piece = 16 * 1024;
+    const int pieces = 128; /* 2 MiB: more than the socket holds and 16 windows of 4 KiB */
+    char *line = malloc(piece + 1);
+    uint64_t offset = 0;
+
+    assert_non_null(line);
+    memset(line, 'y', piece - 1);
+    line[piece - 1] = '\n';
+    line[piece] = '\0';
+    reopen_with(ctx, "HERD_MCA_iof_base_window", "4096");
+    start(ctx,
+          &(start_opts_t){.stdin_target = ORTE_IOF_STDIN_NONE, .stdin_fd = -1, .no_source = true});
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock), 0);
+    assert_int_equal(ctx->module->sink_attach(ctx->sink, sock[0]), HERD_SUCCESS);
+    for (int i = 0; i < pieces; ++i) {
+        assert_int_equal(deliver_data(ctx, 0, ORTE_IOF_STDOUT, 0, offset, line), HERD_SUCCESS);
+        offset += piece;
+        /* the job's own reader keeps up */
+        RUN_UNTIL(ctx, ctx->out.len >= offset);
+    }
+    settle(ctx);
+    assert_int_equal(ctx->out.len, offset);
+    /* the tool got a part, then its end */
+    size_t got = 0;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = recv(sock[1], buf, sizeof(buf), MSG_DONTWAIT);
+        if (n > 0) {
+            got += (size_t) n;
+            continue;
+        }
+        if (0 == n) {
+            break;
+        }
+        fail_msg("the tool was not dropped (%zu bytes read, then %s)", got, strerror(errno));
+    }
+    assert_true(got > 0);
+    assert_true(got < offset);
+    close(sock[1]);
+    free(line);
+}
+
 static void test_create_bad_config(void **state)
 {
     ctx_t *ctx = *state;
@@ -2730,6 +2917,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_eof_line_tagged, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_timestamp_and_tag, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdout_stderr_routing, e2e_setup, e2e_teardown),
+        cmocka_unit_test_setup_teardown(test_stdout_is_a_file, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_output_files_nocopy, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_output_files_copy, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_flow_control, e2e_setup, e2e_teardown),
@@ -2746,6 +2934,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stdin_all, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_target_closes, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_flow_control, e2e_setup, e2e_teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_all_two_sources, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_all_no_target, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_from_file, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_dev_null, e2e_setup, e2e_teardown),
@@ -2758,6 +2947,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_file_error_reported_once, e2e_setup,
                                         e2e_teardown),
         cmocka_unit_test_setup_teardown(test_attach, e2e_setup, e2e_teardown),
+        cmocka_unit_test_setup_teardown(test_attach_slow_tool_dropped, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_create_bad_config, e2e_setup, e2e_teardown),
         /* again with a transport that delivers inside send(), as herdrun's own source does */
         DIRECT(test_whole_lines),
@@ -2774,6 +2964,7 @@ int main(void)
         DIRECT(test_stdin_all),
         DIRECT(test_stdin_target_closes),
         DIRECT(test_stdin_flow_control),
+        DIRECT(test_stdin_all_two_sources),
         DIRECT(test_many_ranks),
         DIRECT(test_output_reader_gone),
         DIRECT(test_stdin_all_no_target),
