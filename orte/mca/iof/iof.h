@@ -56,9 +56,10 @@ enum {
 /* Most pieces a message is sent in (a transport must take at least this many). */
 #define ORTE_IOF_MAX_PIECES 8
 
-/* How a source or sink reaches the other half. send() must not call back into the sender
- * (queue, or deliver to a half that does not send from its deliver()); iov is only valid
- * during the call. */
+/* How a source or sink reaches the other half. send() may deliver to the other half at once,
+ * within the call (herdrun's one-node jobs do): both halves allow that, and neither sends
+ * data from its deliver(), so the nesting stays shallow. iov is only valid during the call.
+ * Callers ignore SIGPIPE (a process that closed its stdin is an EPIPE, not a signal). */
 typedef struct orte_iof_transport {
     int (*send)(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov, int iovcnt);
     void *ctx;

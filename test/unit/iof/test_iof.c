@@ -1882,11 +1882,9 @@ static size_t written_out(const ctx_t *ctx)
     return ctx->out.len + (size_t) pipe_pending(ctx->out_pipe[0]);
 }
 
-/* KNOWN BUG (skipped unless HERD_TEST_IOF_KNOWN_BUGS=1): the sink acknowledges a stream's end
- * mark (an empty DATA with IOF_DATA_EOF) at once, even while earlier bytes of that stream are
- * still queued for a slow reader (iof_default_sink.c, recv_data(): len == 0 leaves `written`
- * true and send_ack() covers the queued bytes). ACK is to mean "everything before end was
- * written out" (iof_default.h), so drained() runs while output is still unwritten. */
+/* A stream's end mark (an empty DATA with IOF_DATA_EOF) is acknowledged only after the bytes
+ * queued before it for a slow reader are written: ACK means "everything before end was
+ * written out", so drained() must not run while output is still unwritten. */
 static void test_drained_waits_for_output(void **state)
 {
     ctx_t *ctx = *state;
@@ -1894,10 +1892,6 @@ static void test_drained_waits_for_output(void **state)
     const size_t total = 512 * 16;
     char *buf = malloc(total + 1);
 
-    if (NULL == getenv("HERD_TEST_IOF_KNOWN_BUGS")) {
-        free(buf);
-        skip();
-    }
     assert_non_null(buf);
     fill_lines(buf, total);
     buf[total] = '\0';
@@ -2348,18 +2342,13 @@ static void test_stdin_all_two_sources(void **state)
 
 /* --stdin all on a node without a process that takes stdin: the source says so at the first
  * chunk, and the sink stops reading stdin.
- * KNOWN BUG with the direct transport (skipped unless HERD_TEST_IOF_KNOWN_BUGS=1): the sink's
- * in_send() advances in_sent only after send() returns, so the STDIN_ACK (CLOSED) the source
- * sends from inside that delivery ends beyond in_sent, is refused as malformed, and the sink
- * reads on. herdrun's own source is wired this way (launch.c, iof_send/iof_send_local), though
- * iof.h asks a transport not to call back into the sender. */
+ * With the direct transport (herdrun's own source) the source's STDIN_ACK (CLOSED) arrives
+ * within the sink's send: the sink counts what it sent before sending, so it takes the answer
+ * and stops reading. */
 static void test_stdin_all_no_target(void **state)
 {
     ctx_t *ctx = *state;
 
-    if (ctx->direct && NULL == getenv("HERD_TEST_IOF_KNOWN_BUGS")) {
-        skip();
-    }
     open_stdin_pipe(ctx);
     start(ctx, &(start_opts_t){.stdin_target = ORTE_IOF_STDIN_ALL, .stdin_fd = ctx->stdin_pipe[0]});
     add_proc(ctx, 0, false, false);
@@ -2683,17 +2672,13 @@ static int deliver_data(ctx_t *ctx, uint32_t rank, uint8_t stream, uint8_t flags
     return ctx->module->sink_deliver(ctx->sink, 1, ORTE_IOF_MSG_DATA, iov, iov[1].iov_len ? 2 : 1);
 }
 
-/* KNOWN BUG (skipped unless HERD_TEST_IOF_KNOWN_BUGS=1): the repeat check in recv_data() lets
- * every empty fragment through (end == expect), and the sink never looks at ended[]: a repeated
- * end mark reopens DIR/rank.N/stdout with O_TRUNC and empties the file written so far. */
+/* A repeated end mark is a repeat: it must not reopen DIR/rank.N/stdout (O_TRUNC) and empty
+ * the file written so far. */
 static void test_repeated_end_mark_keeps_file(void **state)
 {
     ctx_t *ctx = *state;
     char dir[PATH_MAX];
 
-    if (NULL == getenv("HERD_TEST_IOF_KNOWN_BUGS")) {
-        skip();
-    }
     make_scratch_dir(ctx);
     snprintf(dir, sizeof(dir), "%s/out", ctx->dir);
     start(ctx, &(start_opts_t){.output_dir = dir,
@@ -2754,14 +2739,10 @@ static void test_output_file_error(void **state)
     assert_true(deliver_with_file_error(*state) >= 1);
 }
 
-/* KNOWN BUG (skipped unless HERD_TEST_IOF_KNOWN_BUGS=1): file_for() tries to open the file
- * again for every fragment and prints "cannot write" each time (the message is gated on
- * gap_reported, a flag of another message), so a job writing many lines floods stderr. */
+/* An output file that cannot be opened is reported once, not once per fragment (a job writing
+ * many lines would flood stderr). */
 static void test_output_file_error_reported_once(void **state)
 {
-    if (NULL == getenv("HERD_TEST_IOF_KNOWN_BUGS")) {
-        skip();
-    }
     int reports = deliver_with_file_error(*state);
     if (1 != reports) {
         fail_msg("the file error was reported %d times for 3 fragments", reports);

@@ -58,7 +58,8 @@ static int iof_base_register(void)
         "iof", "base_window",
         "Bytes of one process's stdout or stderr (or of the job's stdin) that may be on their "
         "way and not yet written out; a process writing faster than the reader blocks once this "
-        "much is pending, so no daemon's memory grows with the output",
+        "much (plus a partial line of up to iof_base_line_max) is pending, so no daemon's "
+        "memory grows with the output",
         OPAL_MCA_VAR_SIZE, &iof_base_vars.window);
     if (index < 0) {
         return index;

@@ -53,7 +53,8 @@ typedef struct rank_state {
     uint32_t rank;
     uint64_t expect[2]; /* next offset of stdout, stderr */
     int file[2];        /* DIR/rank.N/stdout, stderr (-1: not open) */
-    bool ended[2];
+    bool file_failed[2]; /* could not be opened: not tried again */
+    bool ended[2];      /* its end came: anything more is a repeat */
 } rank_state_t;
 
 struct orte_iof_sink {
@@ -65,6 +66,7 @@ struct orte_iof_sink {
     size_t cap;
     size_t num_ranks;
     bool gap_reported;
+    bool file_error_reported;
     uint8_t *scratch; /* formatted (tagged) output */
     size_t scratch_cap;
     /* stdin */
@@ -187,7 +189,7 @@ static void output_flush(output_t *o)
 {
     while (NULL != o->head) {
         item_t *it = o->head;
-        ssize_t n = write(o->fd, it->data + it->off, it->len - it->off);
+        ssize_t n = (it->len == it->off) ? 0 : write(o->fd, it->data + it->off, it->len - it->off);
         if (n < 0 && EINTR == errno) {
             continue;
         }
@@ -275,8 +277,12 @@ static bool output_write(output_t *o, const struct iovec *iov, int iovcnt, const
     for (int i = 0; i < iovcnt; ++i) {
         len += iov[i].iov_len;
     }
-    if (o->broken || 0 == len) {
+    if (o->broken || (0 == len && (NULL == o->head || NULL == ack))) {
         return true;
+    }
+    if (0 == len) {
+        /* nothing to write, but its acknowledgement (a stream's end) must follow what waits */
+        return HERD_SUCCESS != enqueue(o, iov, 0, 0, ack);
     }
     if (o->blocking) {
         for (int i = 0; i < iovcnt; ++i) {
@@ -463,19 +469,27 @@ int iof_default_sink_attach(orte_iof_sink_t *sink, int fd)
 
 static int file_for(orte_iof_sink_t *sink, rank_state_t *r, int index)
 {
-    if (r->file[index] >= 0) {
+    if (r->file[index] >= 0 || r->file_failed[index]) {
         return r->file[index];
     }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/rank.%u", sink->config.output_dir, r->rank);
-    if (0 != mkdir(path, 0755) && EEXIST != errno) {
-        return -1;
+    if (0 == mkdir(path, 0755) || EEXIST == errno) {
+        snprintf(path, sizeof(path), "%s/rank.%u/%s", sink->config.output_dir, r->rank,
+                 0 == index ? "stdout" : "stderr");
+        r->file[index] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     }
-    snprintf(path, sizeof(path), "%s/rank.%u/%s", sink->config.output_dir, r->rank,
-             0 == index ? "stdout" : "stderr");
-    r->file[index] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (r->file[index] < 0 && !sink->gap_reported) {
-        opal_output(OPAL_OUTPUT_STDERR, "herdrun: cannot write %s: %s", path, strerror(errno));
+    if (r->file[index] < 0) {
+        /* once per job, not once per line: the output still reaches the terminal unless
+         * :nocopy */
+        r->file_failed[index] = true;
+        if (!sink->file_error_reported) {
+            sink->file_error_reported = true;
+            opal_output(OPAL_OUTPUT_STDERR,
+                        "herdrun: cannot write %s: %s (--output-filename); this rank's output "
+                        "(and any other that fails the same way) is not saved there",
+                        path, strerror(errno));
+        }
     }
     return r->file[index];
 }
@@ -565,8 +579,12 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
             return HERD_ERR_OUT_OF_RESOURCE;
         }
         uint64_t *expect = &r->expect[stream - 1];
-        if (end < *expect || (end == *expect && msg.payload_len > 0)) {
-            send_ack(sink, from, rank, stream, end); /* a repeat: written already */
+        if (end < *expect || (end == *expect && msg.payload_len > 0) || r->ended[stream - 1]) {
+            /* a repeat: written already (or queued: acknowledged after it) */
+            item_t ack = {.ack = true, .vpid = from, .rank = rank, .stream = stream, .end = end};
+            if (output_write(&sink->out[stream - 1], NULL, 0, &ack)) {
+                send_ack(sink, from, rank, stream, end);
+            }
             return HERD_SUCCESS;
         }
         if (offset < *expect) {
@@ -590,7 +608,7 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
                         ORTE_IOF_STDOUT == stream ? "stdout" : "stderr");
         }
         *expect = end;
-        if (NULL != sink->config.output_dir) {
+        if (NULL != sink->config.output_dir && (len > 0 || (flags & IOF_DATA_EOF))) {
             int fd = file_for(sink, r, stream - 1);
             for (int i = 0; fd >= 0 && i < n; ++i) {
                 opal_fd_write_all(fd, payload[i].iov_base, payload[i].iov_len);
@@ -608,13 +626,13 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
         to_tools(sink, rank, stream, payload, n, len);
     }
     bool written = true;
-    if (len > 0 &&
-        (NULL == r || NULL == sink->config.output_dir || !(sink->config.flags & ORTE_IOF_FLAG_NOCOPY))) {
+    if (NULL == r || NULL == sink->config.output_dir ||
+        !(sink->config.flags & ORTE_IOF_FLAG_NOCOPY)) {
         output_t *o = &sink->out[stream - 1];
         item_t ack = {.ack = true, .vpid = from, .rank = rank, .stream = stream, .end = end};
         bool tagged = NULL != r && 0 != (sink->config.flags &
                                          (ORTE_IOF_FLAG_TAG | ORTE_IOF_FLAG_TIMESTAMP));
-        if (tagged) {
+        if (tagged && len > 0) {
             size_t flen = format_lines(sink, rank, stream, when, payload, n, len);
             struct iovec one = {.iov_base = sink->scratch, .iov_len = flen};
             written = output_write(o, &one, 1, &ack);
@@ -667,13 +685,14 @@ static void in_send(orte_iof_sink_t *sink, const uint8_t *data, size_t len, bool
     iof_put_u32(header, (uint32_t) sink->config.stdin_target);
     header[4] = eof ? IOF_STDIN_EOF : 0;
     iof_put_u64(header + 5, sink->in_sent);
+    /* counted before sending: a source in this process may answer within the send */
+    sink->in_sent += len;
     for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
         if (sink->ready[v] && !sink->closed[v]) {
             sink->config.transport.send(sink->config.transport.ctx, v, ORTE_IOF_MSG_STDIN, iov,
                                         len > 0 ? 2 : 1);
         }
     }
-    sink->in_sent += len;
 }
 
 static void in_read(orte_iof_sink_t *sink)
