@@ -64,6 +64,27 @@ typedef struct iof_msg {
  * many pieces. */
 bool iof_msg_split(const struct iovec *iov, int iovcnt, size_t header_len, iof_msg_t *msg);
 
+/* Entries by rank (a source's processes, the sink's per-rank state), open-addressed and grown
+ * as needed. Every entry starts with its uint32_t rank. Iterate over slots[0..cap). */
+typedef struct iof_table {
+    void **slots;
+    size_t cap; /* a power of 2, or 0 */
+    size_t count;
+} iof_table_t;
+
+void *iof_table_find(const iof_table_t *table, uint32_t rank);
+/* HERD_ERR_OUT_OF_RESOURCE when it cannot grow; the rank must not be there yet. */
+int iof_table_insert(iof_table_t *table, void *entry);
+
+/* rc of handling message kind msg from vpid from: a malformed one is said at verbosity 1. */
+int iof_dropped(int rc, int msg, orte_vpid_t from);
+
+/* Add or remove an event (on: add with no timeout), remembering which it is in *armed. */
+void iof_event_arm(opal_event_t *event, bool *armed, bool on);
+
+/* Free the event (if any) and close the fd (if open), leaving both unset. */
+void iof_close_watched(opal_event_t **event, bool *armed, int *fd);
+
 /* The source and sink halves of the module. */
 int iof_default_source_create(const orte_iof_source_config_t *config,
                               orte_iof_source_t **source);

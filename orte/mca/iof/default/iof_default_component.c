@@ -1,9 +1,12 @@
 /* iof default: the component, its module, and what the source and sink share. */
 #include "herd_config.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
+#include "opal/util/output.h"
 #include "orte/mca/iof/default/iof_default.h"
 
 #define IOF_DEFAULT_PRIORITY 50
@@ -53,6 +56,94 @@ bool iof_msg_split(const struct iovec *iov, int iovcnt, size_t header_len, iof_m
         msg->num_payload++;
     }
     return true;
+}
+
+static size_t table_slot(size_t cap, uint32_t rank)
+{
+    return (size_t) ((rank * 2654435761u) & (uint32_t) (cap - 1));
+}
+
+static uint32_t entry_rank(const void *entry)
+{
+    return *(const uint32_t *) entry;
+}
+
+void *iof_table_find(const iof_table_t *table, uint32_t rank)
+{
+    if (0 == table->cap) {
+        return NULL;
+    }
+    for (size_t i = table_slot(table->cap, rank);; i = (i + 1) & (table->cap - 1)) {
+        if (NULL == table->slots[i] || entry_rank(table->slots[i]) == rank) {
+            return table->slots[i];
+        }
+    }
+}
+
+static void place(void **slots, size_t cap, void *entry)
+{
+    size_t j = table_slot(cap, entry_rank(entry));
+    while (NULL != slots[j]) {
+        j = (j + 1) & (cap - 1);
+    }
+    slots[j] = entry;
+}
+
+int iof_table_insert(iof_table_t *table, void *entry)
+{
+    if (2 * (table->count + 1) > table->cap) {
+        size_t cap = table->cap ? 2 * table->cap : 16;
+        void **grown = calloc(cap, sizeof(*grown));
+        if (NULL == grown) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        for (size_t i = 0; i < table->cap; ++i) {
+            if (NULL != table->slots[i]) {
+                place(grown, cap, table->slots[i]);
+            }
+        }
+        free(table->slots);
+        table->slots = grown;
+        table->cap = cap;
+    }
+    place(table->slots, table->cap, entry);
+    table->count++;
+    return HERD_SUCCESS;
+}
+
+int iof_dropped(int rc, int msg, orte_vpid_t from)
+{
+    if (HERD_ERR_UNPACK_FAILURE == rc) {
+        opal_output_verbose(1, orte_iof_base_framework.output,
+                            "iof: dropped a malformed message (kind %d) from vpid %u", msg, from);
+    }
+    return rc;
+}
+
+void iof_event_arm(opal_event_t *event, bool *armed, bool on)
+{
+    if (NULL == event || *armed == on) {
+        return;
+    }
+    *armed = on;
+    if (on) {
+        opal_event_add(event, NULL);
+    } else {
+        opal_event_del(event);
+    }
+}
+
+void iof_close_watched(opal_event_t **event, bool *armed, int *fd)
+{
+    if (NULL != *event) {
+        opal_event_free(*event);
+        *event = NULL;
+    }
+    *armed = false;
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
 }
 
 static const orte_iof_module_t iof_default_module = {

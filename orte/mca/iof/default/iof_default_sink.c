@@ -62,9 +62,7 @@ struct orte_iof_sink {
     size_t window;
     output_t out[2]; /* stdout, stderr */
     output_t *tools;
-    rank_state_t **ranks; /* open-addressed by rank */
-    size_t cap;
-    size_t num_ranks;
+    iof_table_t ranks; /* rank_state_t by rank */
     bool gap_reported;
     bool file_error_reported;
     uint8_t *scratch; /* formatted (tagged) output */
@@ -85,56 +83,22 @@ struct orte_iof_sink {
 /* ------------------------------------------------------------------------------------------ */
 /* per-rank state */
 
-static size_t rank_slot(const orte_iof_sink_t *sink, uint32_t rank)
-{
-    return (size_t) ((rank * 2654435761u) & (uint32_t) (sink->cap - 1));
-}
-
 static rank_state_t *rank_state(orte_iof_sink_t *sink, uint32_t rank)
 {
-    if (0 != sink->cap) {
-        for (size_t i = rank_slot(sink, rank);; i = (i + 1) & (sink->cap - 1)) {
-            if (NULL == sink->ranks[i]) {
-                break;
-            }
-            if (sink->ranks[i]->rank == rank) {
-                return sink->ranks[i];
-            }
-        }
+    rank_state_t *r = iof_table_find(&sink->ranks, rank);
+    if (NULL != r) {
+        return r;
     }
-    if (2 * (sink->num_ranks + 1) > sink->cap) {
-        size_t cap = sink->cap ? 2 * sink->cap : 64;
-        rank_state_t **grown = calloc(cap, sizeof(*grown));
-        if (NULL == grown) {
-            return NULL;
-        }
-        rank_state_t **old = sink->ranks;
-        size_t old_cap = sink->cap;
-        sink->ranks = grown;
-        sink->cap = cap;
-        for (size_t i = 0; i < old_cap; ++i) {
-            if (NULL != old[i]) {
-                size_t j = rank_slot(sink, old[i]->rank);
-                while (NULL != grown[j]) {
-                    j = (j + 1) & (cap - 1);
-                }
-                grown[j] = old[i];
-            }
-        }
-        free(old);
-    }
-    rank_state_t *r = calloc(1, sizeof(*r));
+    r = calloc(1, sizeof(*r));
     if (NULL == r) {
         return NULL;
     }
     r->rank = rank;
     r->file[0] = r->file[1] = -1;
-    size_t j = rank_slot(sink, rank);
-    while (NULL != sink->ranks[j]) {
-        j = (j + 1) & (sink->cap - 1);
+    if (HERD_SUCCESS != iof_table_insert(&sink->ranks, r)) {
+        free(r);
+        return NULL;
     }
-    sink->ranks[j] = r;
-    sink->num_ranks++;
     return r;
 }
 
@@ -154,15 +118,7 @@ static void send_ack(orte_iof_sink_t *sink, orte_vpid_t vpid, uint32_t rank, uin
 
 static void output_watch(output_t *o, bool on)
 {
-    if (NULL == o->event || o->watching == on) {
-        return;
-    }
-    o->watching = on;
-    if (on) {
-        opal_event_add(o->event, NULL);
-    } else {
-        opal_event_del(o->event);
-    }
+    iof_event_arm(o->event, &o->watching, on);
 }
 
 static void drop_tool(output_t *o);
@@ -942,8 +898,8 @@ void iof_default_sink_destroy(orte_iof_sink_t *sink)
         output_close(o);
         free(o);
     }
-    for (size_t i = 0; i < sink->cap; ++i) {
-        rank_state_t *r = sink->ranks[i];
+    for (size_t i = 0; i < sink->ranks.cap; ++i) {
+        rank_state_t *r = sink->ranks.slots[i];
         if (NULL == r) {
             continue;
         }
@@ -957,7 +913,7 @@ void iof_default_sink_destroy(orte_iof_sink_t *sink)
     if (NULL != sink->in_event) {
         opal_event_free(sink->in_event);
     }
-    free(sink->ranks);
+    free(sink->ranks.slots);
     free(sink->scratch);
     free(sink->ready);
     free(sink->closed);
@@ -984,11 +940,7 @@ int iof_default_sink_deliver(orte_iof_sink_t *sink, orte_vpid_t from, int msg,
         rc = HERD_ERR_UNPACK_FAILURE;
         break;
     }
-    if (HERD_ERR_UNPACK_FAILURE == rc) {
-        opal_output_verbose(1, orte_iof_base_framework.output,
-                            "iof: dropped a malformed message (kind %d) from vpid %u", msg, from);
-    }
-    return rc;
+    return iof_dropped(rc, msg, from);
 }
 
 void iof_default_sink_source_lost(orte_iof_sink_t *sink, orte_vpid_t vpid)

@@ -39,8 +39,8 @@ typedef struct chunk {
 } chunk_t;
 
 struct proc {
+    uint32_t rank; /* first: the table's key */
     orte_iof_source_t *source;
-    uint32_t rank;
     bool exited;
     stream_t out;
     stream_t err;
@@ -56,9 +56,7 @@ struct orte_iof_source {
     orte_iof_source_config_t config;
     size_t window;
     size_t line_max;
-    proc_t **procs; /* open-addressed by rank */
-    size_t cap;
-    size_t num_procs;
+    iof_table_t procs; /* proc_t by rank */
     opal_event_t *kick; /* zero timer: look at exited processes' empty pipes */
     bool kick_armed;
     bool finishing;
@@ -78,56 +76,9 @@ struct orte_iof_source {
 /* ------------------------------------------------------------------------------------------ */
 /* the process table */
 
-static size_t slot_of(const orte_iof_source_t *src, uint32_t rank)
-{
-    return (size_t) ((rank * 2654435761u) & (uint32_t) (src->cap - 1));
-}
-
 static proc_t *find_proc(const orte_iof_source_t *src, uint32_t rank)
 {
-    if (0 == src->cap) {
-        return NULL;
-    }
-    for (size_t i = slot_of(src, rank);; i = (i + 1) & (src->cap - 1)) {
-        if (NULL == src->procs[i]) {
-            return NULL;
-        }
-        if (src->procs[i]->rank == rank) {
-            return src->procs[i];
-        }
-    }
-}
-
-static int insert_proc(orte_iof_source_t *src, proc_t *p)
-{
-    if (2 * (src->num_procs + 1) > src->cap) {
-        size_t cap = src->cap ? 2 * src->cap : 16;
-        proc_t **grown = calloc(cap, sizeof(*grown));
-        if (NULL == grown) {
-            return HERD_ERR_OUT_OF_RESOURCE;
-        }
-        proc_t **old = src->procs;
-        size_t old_cap = src->cap;
-        src->procs = grown;
-        src->cap = cap;
-        for (size_t i = 0; i < old_cap; ++i) {
-            if (NULL != old[i]) {
-                size_t j = slot_of(src, old[i]->rank);
-                while (NULL != grown[j]) {
-                    j = (j + 1) & (cap - 1);
-                }
-                grown[j] = old[i];
-            }
-        }
-        free(old);
-    }
-    size_t j = slot_of(src, p->rank);
-    while (NULL != src->procs[j]) {
-        j = (j + 1) & (src->cap - 1);
-    }
-    src->procs[j] = p;
-    src->num_procs++;
-    return HERD_SUCCESS;
+    return iof_table_find(&src->procs, rank);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -196,6 +147,21 @@ static void drop_held(stream_t *s)
     }
 }
 
+/* What was held, then n bytes of data, as one fragment; nothing is held afterwards. */
+static void send_with_held(stream_t *s, const uint8_t *data, size_t n)
+{
+    struct iovec pieces[2];
+    int np = 0;
+    if (s->held_len > 0) {
+        pieces[np].iov_base = s->held;
+        pieces[np++].iov_len = s->held_len;
+    }
+    pieces[np].iov_base = (void *) data;
+    pieces[np++].iov_len = n;
+    send_data(s, pieces, np, false);
+    drop_held(s);
+}
+
 /* n bytes just read: send what ends in a newline (with what was held before it), hold the
  * rest, unless holding it would pass the bound. */
 static void consume(stream_t *s, const uint8_t *data, size_t n)
@@ -204,16 +170,7 @@ static void consume(stream_t *s, const uint8_t *data, size_t n)
     const uint8_t *last = (n > 0) ? memrchr(data, '\n', n) : NULL;
     if (NULL != last) {
         size_t whole = (size_t) (last - data) + 1;
-        struct iovec pieces[2];
-        int np = 0;
-        if (s->held_len > 0) {
-            pieces[np].iov_base = s->held;
-            pieces[np++].iov_len = s->held_len;
-        }
-        pieces[np].iov_base = (void *) data;
-        pieces[np++].iov_len = whole;
-        send_data(s, pieces, np, false);
-        drop_held(s);
+        send_with_held(s, data, whole);
         data += whole;
         n -= whole;
     }
@@ -222,16 +179,7 @@ static void consume(stream_t *s, const uint8_t *data, size_t n)
     }
     if (s->held_len + n >= line_max || HERD_SUCCESS != hold(s, data, n)) {
         /* a line longer than the bound (or no memory to hold it): pass it on as it is */
-        struct iovec pieces[2];
-        int np = 0;
-        if (s->held_len > 0) {
-            pieces[np].iov_base = s->held;
-            pieces[np++].iov_len = s->held_len;
-        }
-        pieces[np].iov_base = (void *) data;
-        pieces[np++].iov_len = n;
-        send_data(s, pieces, np, false);
-        drop_held(s);
+        send_with_held(s, data, n);
     }
 }
 
@@ -243,13 +191,7 @@ static void end_stream(stream_t *s)
     if (s->fd < 0) {
         return;
     }
-    if (NULL != s->event) {
-        opal_event_free(s->event);
-        s->event = NULL;
-    }
-    s->watching = false;
-    close(s->fd);
-    s->fd = -1;
+    iof_close_watched(&s->event, &s->watching, &s->fd);
     struct iovec piece = {.iov_base = s->held, .iov_len = s->held_len};
     send_data(s, &piece, s->held_len > 0 ? 1 : 0, true);
     drop_held(s);
@@ -267,15 +209,7 @@ static size_t budget(const stream_t *s)
 
 static void watch(stream_t *s, bool on)
 {
-    if (NULL == s->event || s->watching == on) {
-        return;
-    }
-    s->watching = on;
-    if (on) {
-        opal_event_add(s->event, NULL);
-    } else {
-        opal_event_del(s->event);
-    }
+    iof_event_arm(s->event, &s->watching, on);
 }
 
 /* Read once from the stream if the window allows. */
@@ -323,8 +257,8 @@ static void kick_cb(int fd, short what, void *arg)
 {
     orte_iof_source_t *src = arg;
     src->kick_armed = false;
-    for (size_t i = 0; i < src->cap; ++i) {
-        proc_t *p = src->procs[i];
+    for (size_t i = 0; i < src->procs.cap; ++i) {
+        proc_t *p = src->procs.slots[i];
         if (NULL == p || !p->exited) {
             continue;
         }
@@ -356,8 +290,8 @@ static void check_drained(orte_iof_source_t *src)
     if (!src->finishing || src->drained) {
         return;
     }
-    for (size_t i = 0; i < src->cap; ++i) {
-        proc_t *p = src->procs[i];
+    for (size_t i = 0; i < src->procs.cap; ++i) {
+        proc_t *p = src->procs.slots[i];
         if (NULL != p && (!stream_done(&p->out) || !stream_done(&p->err))) {
             return;
         }
@@ -402,15 +336,7 @@ static void release_chunks(orte_iof_source_t *src)
 
 static void in_watch(proc_t *p, bool on)
 {
-    if (NULL == p->in_event || p->in_watching == on) {
-        return;
-    }
-    p->in_watching = on;
-    if (on) {
-        opal_event_add(p->in_event, NULL);
-    } else {
-        opal_event_del(p->in_event);
-    }
+    iof_event_arm(p->in_event, &p->in_watching, on);
 }
 
 /* This target takes no more stdin (its end, or it closed its stdin). */
@@ -420,13 +346,7 @@ static void close_target(proc_t *p)
     if (p->in_fd < 0) {
         return;
     }
-    if (NULL != p->in_event) {
-        opal_event_free(p->in_event);
-        p->in_event = NULL;
-    }
-    p->in_watching = false;
-    close(p->in_fd);
-    p->in_fd = -1;
+    iof_close_watched(&p->in_event, &p->in_watching, &p->in_fd);
     for (chunk_t *c = p->in_chunk; NULL != c; c = c->next) {
         c->pending--;
     }
@@ -532,8 +452,8 @@ static int recv_stdin(orte_iof_source_t *src, const struct iovec *iov, int iovcn
             src->in_tail->next = c;
         }
         src->in_tail = c;
-        for (size_t i = 0; i < src->cap; ++i) {
-            proc_t *p = src->procs[i];
+        for (size_t i = 0; i < src->procs.cap; ++i) {
+            proc_t *p = src->procs.slots[i];
             if (NULL != p && p->in_fd >= 0 && NULL == p->in_chunk) {
                 p->in_chunk = c;
                 p->in_off = 0;
@@ -543,8 +463,8 @@ static int recv_stdin(orte_iof_source_t *src, const struct iovec *iov, int iovcn
     }
     if (flags & IOF_STDIN_EOF) {
         src->in_eof = true;
-        for (size_t i = 0; i < src->cap; ++i) {
-            proc_t *p = src->procs[i];
+        for (size_t i = 0; i < src->procs.cap; ++i) {
+            proc_t *p = src->procs.slots[i];
             if (NULL != p && p->in_fd >= 0 && NULL == p->in_chunk) {
                 close_target(p);
             }
@@ -594,8 +514,8 @@ void iof_default_source_destroy(orte_iof_source_t *src)
     if (NULL == src) {
         return;
     }
-    for (size_t i = 0; i < src->cap; ++i) {
-        proc_t *p = src->procs[i];
+    for (size_t i = 0; i < src->procs.cap; ++i) {
+        proc_t *p = src->procs.slots[i];
         if (NULL == p) {
             continue;
         }
@@ -617,7 +537,7 @@ void iof_default_source_destroy(orte_iof_source_t *src)
     if (NULL != src->kick) {
         opal_event_free(src->kick);
     }
-    free(src->procs);
+    free(src->procs.slots);
     free(src);
 }
 
@@ -656,7 +576,7 @@ int iof_default_source_add(orte_iof_source_t *src, uint32_t rank, const int fds[
     p->rank = rank;
     p->in_fd = -1;
     p->out.fd = p->err.fd = -1;
-    rc = insert_proc(src, p);
+    rc = iof_table_insert(&src->procs, p);
     if (HERD_SUCCESS != rc) {
         for (int i = 0; i < 3; ++i) {
             if (fds[i] >= 0) {
@@ -711,9 +631,10 @@ void iof_default_source_exited(orte_iof_source_t *src, uint32_t rank)
 
 void iof_default_source_finish(orte_iof_source_t *src)
 {
-    for (size_t i = 0; i < src->cap; ++i) {
-        if (NULL != src->procs[i]) {
-            src->procs[i]->exited = true;
+    for (size_t i = 0; i < src->procs.cap; ++i) {
+        proc_t *p = src->procs.slots[i];
+        if (NULL != p) {
+            p->exited = true;
         }
     }
     src->finishing = true;
@@ -765,9 +686,5 @@ int iof_default_source_deliver(orte_iof_source_t *src, orte_vpid_t from, int msg
         rc = HERD_ERR_UNPACK_FAILURE;
         break;
     }
-    if (HERD_ERR_UNPACK_FAILURE == rc) {
-        opal_output_verbose(1, orte_iof_base_framework.output,
-                            "iof: dropped a malformed message (kind %d) from vpid %u", msg, from);
-    }
-    return rc;
+    return iof_dropped(rc, msg, from);
 }
