@@ -51,7 +51,8 @@ static int cache_path(char *path, size_t size)
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    snprintf(path, size, "%s/topology-%s-%016llx-%x.xml", dir, boot, cpuset_hash(),
+    /* v2: restricted to our binding (a v1 file taken under taskset holds every CPU) */
+    snprintf(path, size, "%s/topology-v2-%s-%016llx-%x.xml", dir, boot, cpuset_hash(),
              (unsigned) hwloc_get_api_version());
     return HERD_SUCCESS;
 }
@@ -72,6 +73,21 @@ static int load_xml_file(const char *path, hwloc_topology_t *topology)
     return HERD_SUCCESS;
 }
 
+/* Started under taskset, numactl or a batch system's binding: the CPUs outside our own mask
+ * are not ours to hand out (mpirun does the same), so the topology holds only the rest. */
+static void restrict_to_binding(hwloc_topology_t topo)
+{
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (NULL == mine) {
+        return;
+    }
+    if (0 == hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) && !hwloc_bitmap_iszero(mine) &&
+        !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), mine)) {
+        hwloc_topology_restrict(topo, mine, 0);
+    }
+    hwloc_bitmap_free(mine);
+}
+
 int opal_topology_load_local(hwloc_topology_t *topology)
 {
     char path[1024];
@@ -89,6 +105,7 @@ int opal_topology_load_local(hwloc_topology_t *topology)
         hwloc_topology_destroy(topo);
         return HERD_ERROR;
     }
+    restrict_to_binding(topo);
     if (cached) {
         /* written whole under a temporary name, then renamed: readers never see half a file */
         char tmp[1100];

@@ -10,7 +10,8 @@
 #include "opal/status.h"
 #include "opal/visibility.h"
 
-/* The topology of this host as this process sees it (its allowed CPUs). The cache is a file in
+/* The topology of this host as this process sees it: only the CPUs of its binding (taskset,
+ * numactl, a batch system's cpuset), as mpirun takes its own binding. The cache is a file in
  * $TMPDIR/herd-<uid>/ (mode 0700) named by the boot id, the allowed CPUs and the hwloc version,
  * so a reboot, a different cgroup or another hwloc never reuses it; HERD_TOPOLOGY_CACHE=0 turns
  * it off. *topology (destroy it with hwloc_topology_destroy) set only on success. */
