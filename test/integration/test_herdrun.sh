@@ -569,4 +569,22 @@ wait_for 10 sh -c "[ -z \"\$(ps -eo args= | grep -F '$HERD_BUILDDIR' | grep -E '
     true
 check_clean "--dvm-uri"
 
+# Started under taskset, herdrun maps onto the CPUs it was given, and binds there.
+last_cpu=$(($(nproc --all) - 1))
+if [ "$last_cpu" -ge 1 ] && command -v taskset >/dev/null; then
+    shm_mark
+    HERD_IT_TAG=$HERD_IT_TAG taskset -c "$last_cpu" "$HERD_BIN/herdrun/herdrun" -n 1 \
+        --display-map sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status' \
+        </dev/null >"$OUT" 2>"$ERR"
+    rc=$?
+    expect_rc "under taskset -c $last_cpu: exit 0" 0
+    expect_out "under taskset: the node has 1 slot" "node .*: 1 slots"
+    expect_eq "under taskset: rank 0 is bound to CPU $last_cpu" "$(tail -n 1 "$OUT")" "$last_cpu"
+    HERD_IT_TAG=$HERD_IT_TAG taskset -c "$last_cpu" "$HERD_BIN/herdrun/herdrun" -n 2 /bin/true \
+        </dev/null >"$OUT" 2>"$ERR"
+    rc=$?
+    expect_fail "under taskset -c $last_cpu: 2 processes do not fit 1 slot"
+    check_clean "taskset"
+fi
+
 finish
