@@ -709,8 +709,7 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         return HERD_SUCCESS;
     }
     int child[3], parent[3];
-    bool target = ORTE_IOF_STDIN_ALL == s->spec->stdin_target ||
-                  (s->spec->stdin_target >= 0 && (uint32_t) s->spec->stdin_target == proc->rank);
+    bool target = orte_iof_base_stdin_wanted(s->spec->stdin_target, proc->rank);
     if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
                                                  0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
                                                  child, parent)) {

@@ -165,6 +165,8 @@ OPAL_EXPORT int orte_iof_base_recv_fds(int sock, uint32_t *rank, int fds[3]);
  * terminated); the length written. when_ns: CLOCK_REALTIME nanoseconds. */
 OPAL_EXPORT size_t orte_iof_base_prefix(char *text, size_t size, uint32_t flags, uint32_t jobseq,
                                         uint32_t rank, int stream, uint64_t when_ns);
+/* Whether rank reads stdin for --stdin target (never a daemon's own streams). */
+OPAL_EXPORT bool orte_iof_base_stdin_wanted(int32_t target, uint32_t rank);
 /* Parse --stdin's value: "rank" digits, "all", "none". HERD_ERR_BAD_PARAM otherwise. */
 OPAL_EXPORT int orte_iof_base_parse_stdin(const char *text, int32_t *target);
 

@@ -36,6 +36,12 @@ size_t orte_iof_base_prefix(char *text, size_t size, uint32_t flags, uint32_t jo
     return used;
 }
 
+bool orte_iof_base_stdin_wanted(int32_t target, uint32_t rank)
+{
+    return ORTE_IOF_RANK_DAEMON != rank &&
+           (ORTE_IOF_STDIN_ALL == target || (target >= 0 && (uint32_t) target == rank));
+}
+
 int orte_iof_base_parse_stdin(const char *text, int32_t *target)
 {
     if (NULL == text || '\0' == text[0]) {

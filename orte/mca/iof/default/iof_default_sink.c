@@ -479,8 +479,16 @@ static size_t format_lines(orte_iof_sink_t *sink, uint32_t rank, uint8_t stream,
     char prefix[128];
     size_t plen = orte_iof_base_prefix(prefix, sizeof(prefix), sink->config.flags,
                                        sink->config.jobseq, rank, stream, when);
-    /* worst case: a prefix per byte */
-    if (HERD_SUCCESS != ensure_scratch(sink, len * (plen + 1) + plen + 2)) {
+    /* a prefix per line: count them first, so the scratch is the size of the output */
+    size_t lines = 1;
+    for (int i = 0; i < n; ++i) {
+        const uint8_t *b = payload[i].iov_base, *end = b + payload[i].iov_len;
+        while (b < end && NULL != (b = memchr(b, '\n', (size_t) (end - b)))) {
+            ++lines;
+            ++b;
+        }
+    }
+    if (HERD_SUCCESS != ensure_scratch(sink, len + lines * plen + 1)) {
         return 0;
     }
     size_t at = 0;

@@ -397,9 +397,7 @@ static void stdin_cb(int fd, short what, void *arg)
 
 static bool is_target(const orte_iof_source_t *src, uint32_t rank)
 {
-    int32_t t = src->config.stdin_target;
-    return ORTE_IOF_RANK_DAEMON != rank &&
-           (ORTE_IOF_STDIN_ALL == t || (t >= 0 && (uint32_t) t == rank));
+    return orte_iof_base_stdin_wanted(src->config.stdin_target, rank);
 }
 
 static void send_ready(orte_iof_source_t *src, uint32_t target)
