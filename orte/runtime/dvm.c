@@ -33,7 +33,7 @@
 #include "orte/mca/plm/plm.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
-#include "orte/runtime/jobdb.h"
+#include "opal/util/jobdb.h"
 #include "orte/runtime/session.h"
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
@@ -1722,9 +1722,9 @@ static void daemon_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len)
     s->slot = slot;
     char launch_tag[300];
     snprintf(launch_tag, sizeof(launch_tag), "%s.launch", jobid);
-    if (HERD_SUCCESS != orte_jobdb_segment_name(launch_tag, node, s->launch_shm,
+    if (HERD_SUCCESS != opal_jobdb_segment_name(launch_tag, node, s->launch_shm,
                                                 sizeof(s->launch_shm)) ||
-        HERD_SUCCESS != orte_jobdb_segment_name(jobid, node, s->jobdb_shm,
+        HERD_SUCCESS != opal_jobdb_segment_name(jobid, node, s->jobdb_shm,
                                                 sizeof(s->jobdb_shm)) ||
         NULL == (s->jobid = strdup(jobid))) {
         daemon_job_error(dvm, jobid, "session-spawn-failed", jobid, node, "segment name",

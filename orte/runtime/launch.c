@@ -30,7 +30,7 @@
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
 #include "orte/runtime/dvm_tool.h"
-#include "orte/runtime/jobdb.h"
+#include "opal/util/jobdb.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/session.h"
@@ -1200,11 +1200,11 @@ out:
             char name[256], launch_tag[300];
             snprintf(launch_tag, sizeof(launch_tag), "%s.launch", spec->jobid);
             if (HERD_SUCCESS ==
-                orte_jobdb_segment_name(spec->jobid, job->candidate_names[c], name, sizeof(name))) {
+                opal_jobdb_segment_name(spec->jobid, job->candidate_names[c], name, sizeof(name))) {
                 shm_unlink(name);
             }
             if (HERD_SUCCESS ==
-                orte_jobdb_segment_name(launch_tag, job->candidate_names[c], name, sizeof(name))) {
+                opal_jobdb_segment_name(launch_tag, job->candidate_names[c], name, sizeof(name))) {
                 shm_unlink(name);
             }
         }

@@ -28,7 +28,7 @@
 #include "orte/mca/rmaps/rmaps.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
-#include "orte/runtime/jobdb.h"
+#include "opal/util/jobdb.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/session.h"
 #include "orte/util/radix.h"
@@ -51,7 +51,7 @@ typedef struct session {
     orte_grpcomm_t *grpcomm;
     const orte_odls_module_t *odls;
     orte_odls_t *procs;
-    orte_jobdb_t *db;
+    opal_jobdb_t *db;
     const orte_iof_module_t *iof;
     orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
     int iof_sock;              /* a one-node job: herdrun reads the pipes itself, sent here */
@@ -589,9 +589,9 @@ static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata
     if (NULL == s->records) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    int rc = orte_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL, &s->db);
+    int rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL, &s->db);
     for (uint32_t n = 0; HERD_SUCCESS == rc && n < s->nodes.num; ++n) {
-        rc = orte_jobdb_set_node(s->db, n, s->nodes.nodes[n].name);
+        rc = opal_jobdb_set_node(s->db, n, s->nodes.nodes[n].name);
     }
     return rc;
 }
@@ -667,7 +667,7 @@ static void all_handed_over(session_t *s)
 static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
 {
     session_t *s = cbdata;
-    orte_jobdb_proc_t entry = {
+    opal_jobdb_proc_t entry = {
         .rank = proc->rank,
         .app = proc->app,
         .node = proc->node,
@@ -677,7 +677,7 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
         .cpuset = proc->cpuset,
         .locality = proc->locality,
     };
-    int rc = orte_jobdb_put_proc(s->db, &entry);
+    int rc = opal_jobdb_put_proc(s->db, &entry);
     if (HERD_SUCCESS != rc || proc->node != s->my_candidate) {
         return rc;
     }
@@ -773,7 +773,7 @@ static void map_and_launch(session_t *s)
     uint32_t num_procs = 0;
     int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
     if (HERD_SUCCESS == rc && NULL != s->db) {
-        rc = orte_jobdb_finish(s->db);
+        rc = opal_jobdb_finish(s->db);
     }
     s->mapping_done = true;
     all_handed_over(s);
@@ -1205,7 +1205,7 @@ static void session_release(session_t *s)
         close(s->iof_sock);
         s->iof_sock = -1;
     }
-    orte_jobdb_destroy(s->db);
+    opal_jobdb_destroy(s->db);
     if (NULL != s->grpcomm) {
         s->gc->destroy(s->grpcomm);
     }

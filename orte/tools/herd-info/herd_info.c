@@ -19,7 +19,7 @@
 #include "opal/util/show_help.h"
 #include "orte/mca/orte_frameworks.h"
 #include "orte/runtime/dvm.h"
-#include "orte/runtime/jobdb.h"
+#include "opal/util/jobdb.h"
 #include "orte/runtime/launch.h"
 
 static const char *help_file = "help-herd-info.txt";
@@ -408,11 +408,11 @@ static int print_job(const char *jobid)
     while (NULL != (entry = readdir(dir))) {
         if (0 == strncmp(entry->d_name, prefix, strlen(prefix))) {
             char name[512];
-            orte_jobdb_t *db = NULL;
+            opal_jobdb_t *db = NULL;
             snprintf(name, sizeof(name), "/%s", entry->d_name);
-            if (HERD_SUCCESS == orte_jobdb_attach(name, &db)) {
-                orte_jobdb_dump(stdout, db);
-                orte_jobdb_detach(db);
+            if (HERD_SUCCESS == opal_jobdb_attach(name, &db)) {
+                opal_jobdb_dump(stdout, db);
+                opal_jobdb_detach(db);
                 found++;
             }
         } else if (0 == strncmp(entry->d_name, own, strlen(own)) &&

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "orte/runtime/jobdb.h"
+#include "opal/util/jobdb.h"
 #include "support/capture.h"
 
 /* Every job id of this run starts with this, so teardown finds what a failed test left. */
@@ -72,7 +72,7 @@ static int teardown(void **state)
 
 /* The same proc from its rank, for both writing and checking. */
 static void fill_proc(uint32_t rank, uint32_t num_procs, uint32_t num_nodes, char *cpuset,
-                      char *locality, uint8_t *endpoints, orte_jobdb_proc_t *proc)
+                      char *locality, uint8_t *endpoints, opal_jobdb_proc_t *proc)
 {
     uint32_t per_node = (num_procs + num_nodes - 1) / num_nodes;
     memset(proc, 0, sizeof(*proc));
@@ -96,12 +96,12 @@ static void fill_proc(uint32_t rank, uint32_t num_procs, uint32_t num_nodes, cha
     }
 }
 
-static void check_view(const orte_jobdb_proc_view_t *view, uint32_t rank, uint32_t num_procs,
+static void check_view(const opal_jobdb_proc_view_t *view, uint32_t rank, uint32_t num_procs,
                        uint32_t num_nodes)
 {
     char cpuset[16], locality[32];
     uint8_t endpoints[12];
-    orte_jobdb_proc_t want;
+    opal_jobdb_proc_t want;
     fill_proc(rank, num_procs, num_nodes, cpuset, locality, endpoints, &want);
     assert_int_equal(rank, view->rank);
     assert_int_equal(want.app, view->app);
@@ -118,9 +118,9 @@ static void check_view(const orte_jobdb_proc_view_t *view, uint32_t rank, uint32
     }
 }
 
-static const orte_jobdb_layout_t two_slots = {.endpoint_slots = 2, .endpoint_slot_size = 8};
+static const opal_jobdb_layout_t two_slots = {.endpoint_slots = 2, .endpoint_slot_size = 8};
 
-static void put_all(orte_jobdb_t *db, uint32_t num_procs, uint32_t num_nodes, bool shuffled)
+static void put_all(opal_jobdb_t *db, uint32_t num_procs, uint32_t num_nodes, bool shuffled)
 {
     uint32_t *order = malloc(num_procs * sizeof(*order));
     assert_non_null(order);
@@ -139,51 +139,51 @@ static void put_all(orte_jobdb_t *db, uint32_t num_procs, uint32_t num_nodes, bo
     for (uint32_t i = 0; i < num_procs; ++i) {
         char cpuset[16], locality[32];
         uint8_t endpoints[12];
-        orte_jobdb_proc_t proc;
+        opal_jobdb_proc_t proc;
         fill_proc(order[i], num_procs, num_nodes, cpuset, locality, endpoints, &proc);
-        assert_int_equal(HERD_SUCCESS, orte_jobdb_put_proc(db, &proc));
+        assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(db, &proc));
     }
     free(order);
 }
 
-static void set_nodes(orte_jobdb_t *db, uint32_t num_nodes)
+static void set_nodes(opal_jobdb_t *db, uint32_t num_nodes)
 {
     for (uint32_t n = 0; n < num_nodes; ++n) {
         char name[32];
         snprintf(name, sizeof(name), "node%03u", n);
-        assert_int_equal(HERD_SUCCESS, orte_jobdb_set_node(db, n, name));
+        assert_int_equal(HERD_SUCCESS, opal_jobdb_set_node(db, n, name));
     }
 }
 
 static void round_trip(const char *what, uint32_t num_procs, uint32_t num_nodes, bool shuffled)
 {
     char jobid[64];
-    orte_jobdb_t *writer = NULL, *reader = NULL;
+    opal_jobdb_t *writer = NULL, *reader = NULL;
     make_jobid(what, jobid, sizeof(jobid));
     assert_int_equal(HERD_SUCCESS,
-                     orte_jobdb_create(jobid, "n0", num_procs, num_nodes, &two_slots, &writer));
+                     opal_jobdb_create(jobid, "n0", num_procs, num_nodes, &two_slots, &writer));
     set_nodes(writer, num_nodes);
     put_all(writer, num_procs, num_nodes, shuffled);
-    assert_false(orte_jobdb_is_complete(writer));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_finish(writer));
+    assert_false(opal_jobdb_is_complete(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
 
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(orte_jobdb_name(writer), &reader));
-    assert_true(orte_jobdb_is_complete(reader));
-    assert_int_equal(num_procs, orte_jobdb_num_procs(reader));
-    assert_int_equal(num_nodes, orte_jobdb_num_nodes(reader));
-    assert_string_equal(jobid, orte_jobdb_jobid(reader));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
+    assert_true(opal_jobdb_is_complete(reader));
+    assert_int_equal(num_procs, opal_jobdb_num_procs(reader));
+    assert_int_equal(num_nodes, opal_jobdb_num_nodes(reader));
+    assert_string_equal(jobid, opal_jobdb_jobid(reader));
     for (uint32_t r = 0; r < num_procs; ++r) {
-        orte_jobdb_proc_view_t view;
-        assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(reader, r, &view));
+        opal_jobdb_proc_view_t view;
+        assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(reader, r, &view));
         check_view(&view, r, num_procs, num_nodes);
     }
     for (uint32_t n = 0; n < num_nodes; ++n) {
         char name[32];
         snprintf(name, sizeof(name), "node%03u", n);
-        assert_string_equal(name, orte_jobdb_node_name(reader, n));
+        assert_string_equal(name, opal_jobdb_node_name(reader, n));
     }
-    orte_jobdb_detach(reader);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
     assert_int_equal(0, test_segments(false));
 }
 
@@ -207,72 +207,72 @@ static void test_segment_name(void **state)
     char buf[300];
     char want[300];
     snprintf(want, sizeof(want), "/herd-%lu-42-n1", (unsigned long) getuid());
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_segment_name("42", "n1", buf, sizeof(buf)));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_segment_name("42", "n1", buf, sizeof(buf)));
     assert_string_equal(want, buf);
 
     char small[8] = "keep";
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_segment_name("42", "n1", small, 8));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_segment_name("42", "n1", small, 8));
     assert_string_equal("keep", small); /* untouched on failure */
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_segment_name("4/2", "n1", buf, sizeof(buf)));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_segment_name("", "n1", buf, sizeof(buf)));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_segment_name("42", NULL, buf, sizeof(buf)));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_segment_name("4/2", "n1", buf, sizeof(buf)));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_segment_name("", "n1", buf, sizeof(buf)));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_segment_name("42", NULL, buf, sizeof(buf)));
     char long_node[300];
     memset(long_node, 'x', sizeof(long_node) - 1);
     long_node[sizeof(long_node) - 1] = '\0';
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_segment_name("42", long_node, buf, 300));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_segment_name("42", long_node, buf, 300));
 }
 
 static void test_not_ready_and_put_errors(void **state)
 {
     char jobid[64], cpuset[16], locality[32];
-    orte_jobdb_t *writer = NULL, *reader = NULL;
-    orte_jobdb_proc_t proc;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *writer = NULL, *reader = NULL;
+    opal_jobdb_proc_t proc;
+    opal_jobdb_proc_view_t view;
     make_jobid("notready", jobid, sizeof(jobid));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_create(jobid, "n0", 4, 2, NULL, &writer));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(orte_jobdb_name(writer), &reader));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 4, 2, NULL, &writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
 
     memset(&view, 0xab, sizeof(view));
-    orte_jobdb_proc_view_t untouched = view;
-    assert_int_equal(HERD_ERR_NOT_FOUND, orte_jobdb_get_proc(reader, 2, &view));
+    opal_jobdb_proc_view_t untouched = view;
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_proc(reader, 2, &view));
     assert_memory_equal(&untouched, &view, sizeof(view)); /* output set only on success */
-    assert_null(orte_jobdb_node_name(reader, 1));
+    assert_null(opal_jobdb_node_name(reader, 1));
 
     fill_proc(2, 4, 2, cpuset, locality, NULL, &proc);
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_put_proc(writer, &proc));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(reader, 2, &view));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(reader, 2, &view));
     assert_string_equal(cpuset, view.cpuset);
     assert_null(view.endpoints); /* no slots in the default layout */
-    assert_int_equal(HERD_ERR_NOT_FOUND, orte_jobdb_get_proc(reader, 3, &view));
-    assert_int_equal(HERD_ERR_EXISTS, orte_jobdb_put_proc(writer, &proc));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_proc(reader, 3, &view));
+    assert_int_equal(HERD_ERR_EXISTS, opal_jobdb_put_proc(writer, &proc));
 
     proc.rank = 0;
     proc.node = 2; /* only nodes 0 and 1 */
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_put_proc(writer, &proc));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_put_proc(writer, &proc));
     proc.node = 0;
     proc.endpoints = cpuset;
     proc.endpoints_length = 1; /* no slots to hold it */
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_put_proc(writer, &proc));
-    assert_int_equal(HERD_ERR_NOT_FOUND, orte_jobdb_get_proc(reader, 0, &view));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_put_proc(writer, &proc));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_proc(reader, 0, &view));
     /* Writing through a reader's handle is refused. */
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_put_proc(reader, &proc));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_set_node(reader, 0, "n0"));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_put_proc(reader, &proc));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_node(reader, 0, "n0"));
 
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_set_node(writer, 1, "n1"));
-    assert_string_equal("n1", orte_jobdb_node_name(reader, 1));
-    assert_int_equal(HERD_ERR_EXISTS, orte_jobdb_set_node(writer, 1, "again"));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_set_node(writer, 2, "n2"));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_node(writer, 1, "n1"));
+    assert_string_equal("n1", opal_jobdb_node_name(reader, 1));
+    assert_int_equal(HERD_ERR_EXISTS, opal_jobdb_set_node(writer, 1, "again"));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_node(writer, 2, "n2"));
 
     /* Not everything is in: finish refuses and nothing is marked. */
-    assert_int_equal(HERD_ERR_NOT_FOUND, orte_jobdb_finish(writer));
-    assert_false(orte_jobdb_is_complete(reader));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_finish(writer));
+    assert_false(opal_jobdb_is_complete(reader));
 
     /* The dump shows what is there and what is not. */
     char *text = NULL;
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
     assert_non_null(out);
-    orte_jobdb_dump(out, reader);
+    opal_jobdb_dump(out, reader);
     fclose(out);
     assert_contains(text, "4 procs (1 ready), 2 nodes, incomplete");
     assert_contains(text, "  0 (not set)\n  1 n1\n");
@@ -281,35 +281,35 @@ static void test_not_ready_and_put_errors(void **state)
                           "2-3 (pk0:co2)\n");
     free(text);
 
-    orte_jobdb_detach(reader);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
 }
 
 static void test_out_of_range(void **state)
 {
     char jobid[64];
-    orte_jobdb_t *writer = NULL, *reader = NULL;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *writer = NULL, *reader = NULL;
+    opal_jobdb_proc_view_t view;
     make_jobid("range", jobid, sizeof(jobid));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_create(jobid, "n0", 3, 1, &two_slots, &writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 3, 1, &two_slots, &writer));
     set_nodes(writer, 1);
     put_all(writer, 3, 1, false);
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_finish(writer));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(orte_jobdb_name(writer), &reader));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(reader, 2, &view));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_get_proc(reader, 3, &view));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_get_proc(reader, UINT32_MAX, &view));
-    assert_null(orte_jobdb_node_name(reader, 1));
-    assert_null(orte_jobdb_node_name(reader, UINT32_MAX));
-    orte_jobdb_detach(reader);
-    orte_jobdb_destroy(writer);
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(reader, 2, &view));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_get_proc(reader, 3, &view));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_get_proc(reader, UINT32_MAX, &view));
+    assert_null(opal_jobdb_node_name(reader, 1));
+    assert_null(opal_jobdb_node_name(reader, UINT32_MAX));
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
 
     /* Impossible sizes are refused before anything is created. */
-    orte_jobdb_t *db = NULL;
-    orte_jobdb_layout_t huge = {.endpoint_slots = ORTE_JOBDB_MAX_SLOTS + 1};
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_create(jobid, "n0", 0, 1, NULL, &db));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_create(jobid, "n0", 1, 0, NULL, &db));
-    assert_int_equal(HERD_ERR_BAD_PARAM, orte_jobdb_create(jobid, "n0", 1, 1, &huge, &db));
+    opal_jobdb_t *db = NULL;
+    opal_jobdb_layout_t huge = {.endpoint_slots = OPAL_JOBDB_MAX_SLOTS + 1};
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_create(jobid, "n0", 0, 1, NULL, &db));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_create(jobid, "n0", 1, 0, NULL, &db));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_create(jobid, "n0", 1, 1, &huge, &db));
     assert_null(db);
     assert_int_equal(0, test_segments(false));
 }
@@ -317,14 +317,14 @@ static void test_out_of_range(void **state)
 /* The forked reader's checks; its exit status says which one failed. */
 static int reader_child(const char *name, uint32_t num_procs, int go_fd, int ack_fd)
 {
-    orte_jobdb_t *db = NULL;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *db = NULL;
+    opal_jobdb_proc_view_t view;
     char token;
     int status = 0;
-    if (HERD_SUCCESS != orte_jobdb_attach(name, &db)) {
+    if (HERD_SUCCESS != opal_jobdb_attach(name, &db)) {
         return 1;
     }
-    if (orte_jobdb_is_complete(db) || HERD_ERR_NOT_FOUND != orte_jobdb_get_proc(db, 0, &view)) {
+    if (opal_jobdb_is_complete(db) || HERD_ERR_NOT_FOUND != opal_jobdb_get_proc(db, 0, &view)) {
         status = 2;
         goto out;
     }
@@ -334,31 +334,31 @@ static int reader_child(const char *name, uint32_t num_procs, int go_fd, int ack
     }
     /* The writer has put the even ranks only. */
     for (uint32_t r = 0; r < num_procs; ++r) {
-        int rc = orte_jobdb_get_proc(db, r, &view);
+        int rc = opal_jobdb_get_proc(db, r, &view);
         if ((0 == r % 2 && (HERD_SUCCESS != rc || view.rank != r)) ||
             (0 != r % 2 && HERD_ERR_NOT_FOUND != rc)) {
             status = 4;
             goto out;
         }
     }
-    if (orte_jobdb_is_complete(db) || 1 != write(ack_fd, "b", 1) || 1 != read(go_fd, &token, 1)) {
+    if (opal_jobdb_is_complete(db) || 1 != write(ack_fd, "b", 1) || 1 != read(go_fd, &token, 1)) {
         status = 5;
         goto out;
     }
-    if (!orte_jobdb_is_complete(db)) {
+    if (!opal_jobdb_is_complete(db)) {
         status = 6;
         goto out;
     }
     for (uint32_t r = 0; r < num_procs; ++r) {
         char cpuset[16];
         snprintf(cpuset, sizeof(cpuset), "%u-%u", r, r + 1);
-        if (HERD_SUCCESS != orte_jobdb_get_proc(db, r, &view) || 0 != strcmp(cpuset, view.cpuset)) {
+        if (HERD_SUCCESS != opal_jobdb_get_proc(db, r, &view) || 0 != strcmp(cpuset, view.cpuset)) {
             status = 7;
             goto out;
         }
     }
 out:
-    orte_jobdb_detach(db);
+    opal_jobdb_detach(db);
     return status;
 }
 
@@ -368,10 +368,10 @@ static void test_reader_while_writer_fills(void **state)
     char jobid[64];
     int go[2], ack[2];
     char token;
-    orte_jobdb_t *writer = NULL;
+    opal_jobdb_t *writer = NULL;
     make_jobid("fill", jobid, sizeof(jobid));
     assert_int_equal(HERD_SUCCESS,
-                     orte_jobdb_create(jobid, "n0", num_procs, num_nodes, &two_slots, &writer));
+                     opal_jobdb_create(jobid, "n0", num_procs, num_nodes, &two_slots, &writer));
     assert_int_equal(0, pipe(go));
     assert_int_equal(0, pipe(ack));
     pid_t pid = fork();
@@ -379,7 +379,7 @@ static void test_reader_while_writer_fills(void **state)
     if (0 == pid) {
         close(go[1]);
         close(ack[0]);
-        _exit(reader_child(orte_jobdb_name(writer), num_procs, go[0], ack[1]));
+        _exit(reader_child(opal_jobdb_name(writer), num_procs, go[0], ack[1]));
     }
     close(go[0]);
     close(ack[1]);
@@ -388,26 +388,26 @@ static void test_reader_while_writer_fills(void **state)
     for (uint32_t r = 0; r < num_procs; r += 2) {
         char cpuset[16], locality[32];
         uint8_t endpoints[12];
-        orte_jobdb_proc_t proc;
+        opal_jobdb_proc_t proc;
         fill_proc(r, num_procs, num_nodes, cpuset, locality, endpoints, &proc);
-        assert_int_equal(HERD_SUCCESS, orte_jobdb_put_proc(writer, &proc));
+        assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
     }
     assert_int_equal(1, write(go[1], "g", 1));
     assert_int_equal(1, read(ack[0], &token, 1));
     for (uint32_t r = 1; r < num_procs; r += 2) {
         char cpuset[16], locality[32];
         uint8_t endpoints[12];
-        orte_jobdb_proc_t proc;
+        opal_jobdb_proc_t proc;
         fill_proc(r, num_procs, num_nodes, cpuset, locality, endpoints, &proc);
-        assert_int_equal(HERD_SUCCESS, orte_jobdb_put_proc(writer, &proc));
+        assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
     }
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_finish(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
     assert_int_equal(1, write(go[1], "g", 1));
     int status = -1;
     assert_int_equal(pid, waitpid(pid, &status, 0));
     close(go[1]);
     close(ack[0]);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_destroy(writer);
     assert_true(WIFEXITED(status));
     assert_int_equal(0, WEXITSTATUS(status));
 }
@@ -430,9 +430,9 @@ static uint8_t *map_for_damage(const char *name, size_t *size)
 static void expect_attach_failure(const char *name, int rc, const char *message)
 {
     herd_test_capture_t capture;
-    orte_jobdb_t *reader = NULL;
+    opal_jobdb_t *reader = NULL;
     herd_test_capture_start(&capture);
-    int got = orte_jobdb_attach(name, &reader);
+    int got = opal_jobdb_attach(name, &reader);
     char *err = herd_test_capture_stop(&capture);
     assert_int_equal(rc, got);
     assert_null(reader);
@@ -442,33 +442,33 @@ static void expect_attach_failure(const char *name, int rc, const char *message)
 }
 
 /* A finished 5-proc database to damage. */
-static orte_jobdb_t *small_db(const char *what)
+static opal_jobdb_t *small_db(const char *what)
 {
     char jobid[64];
-    orte_jobdb_t *writer = NULL;
+    opal_jobdb_t *writer = NULL;
     make_jobid(what, jobid, sizeof(jobid));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_create(jobid, "n0", 5, 2, &two_slots, &writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 5, 2, &two_slots, &writer));
     set_nodes(writer, 2);
     put_all(writer, 5, 2, false);
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_finish(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
     return writer;
 }
 
 static void test_corrupt_header(void **state)
 {
-    orte_jobdb_t *writer = small_db("corrupt");
-    const char *name = orte_jobdb_name(writer);
+    opal_jobdb_t *writer = small_db("corrupt");
+    const char *name = opal_jobdb_name(writer);
     size_t size;
     uint8_t *base = map_for_damage(name, &size);
-    orte_jobdb_header_t *h = (orte_jobdb_header_t *) base;
-    orte_jobdb_header_t saved;
+    opal_jobdb_header_t *h = (opal_jobdb_header_t *) base;
+    opal_jobdb_header_t saved;
     memcpy(&saved, h, sizeof(saved));
 
     atomic_store(&h->magic, 0x12345678u);
     expect_attach_failure(name, HERD_ERR_UNPACK_FAILURE, "bad magic number");
     memcpy(h, &saved, sizeof(saved));
 
-    h->version = ORTE_JOBDB_FORMAT_VERSION + 1;
+    h->version = OPAL_JOBDB_FORMAT_VERSION + 1;
     expect_attach_failure(name, HERD_ERR_VERSION_MISMATCH, "format version 2");
     memcpy(h, &saved, sizeof(saved));
 
@@ -492,17 +492,17 @@ static void test_corrupt_header(void **state)
     expect_attach_failure(name, HERD_ERR_UNPACK_FAILURE, "not terminated");
     memcpy(h, &saved, sizeof(saved));
 
-    orte_jobdb_t *reader = NULL;
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(name, &reader)); /* repaired */
-    orte_jobdb_detach(reader);
+    opal_jobdb_t *reader = NULL;
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(name, &reader)); /* repaired */
+    opal_jobdb_detach(reader);
     munmap(base, size);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_destroy(writer);
 }
 
 static void test_truncated(void **state)
 {
-    orte_jobdb_t *writer = small_db("trunc");
-    const char *name = orte_jobdb_name(writer);
+    opal_jobdb_t *writer = small_db("trunc");
+    const char *name = opal_jobdb_name(writer);
     int fd = shm_open(name, O_RDWR, 0);
     assert_true(fd >= 0);
     struct stat st;
@@ -514,22 +514,22 @@ static void test_truncated(void **state)
     assert_int_equal(0, ftruncate(fd, 0));
     expect_attach_failure(name, HERD_ERR_UNPACK_FAILURE, "too small");
     close(fd);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_destroy(writer);
 }
 
 static void test_corrupt_record(void **state)
 {
-    orte_jobdb_t *writer = small_db("badrec");
-    const char *name = orte_jobdb_name(writer);
-    orte_jobdb_t *reader = NULL;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *writer = small_db("badrec");
+    const char *name = opal_jobdb_name(writer);
+    opal_jobdb_t *reader = NULL;
+    opal_jobdb_proc_view_t view;
     herd_test_capture_t capture;
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(name, &reader));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(name, &reader));
     size_t size;
     uint8_t *base = map_for_damage(name, &size);
-    const orte_jobdb_header_t *h = (const orte_jobdb_header_t *) base;
-    orte_jobdb_record_t *records = (orte_jobdb_record_t *) (base + h->records_offset);
-    orte_jobdb_node_entry_t *nodes = (orte_jobdb_node_entry_t *) (base + h->nodes_offset);
+    const opal_jobdb_header_t *h = (const opal_jobdb_header_t *) base;
+    opal_jobdb_record_t *records = (opal_jobdb_record_t *) (base + h->records_offset);
+    opal_jobdb_node_entry_t *nodes = (opal_jobdb_node_entry_t *) (base + h->nodes_offset);
 
     records[1].cpuset_offset = UINT32_MAX - 2; /* far outside the string area */
     records[2].locality_length += 1;           /* no NUL where the length says */
@@ -537,72 +537,72 @@ static void test_corrupt_record(void **state)
     nodes[1].name_offset = (uint32_t) h->strings_size;
     for (uint32_t r = 1; r <= 3; ++r) {
         herd_test_capture_start(&capture);
-        int rc = orte_jobdb_get_proc(reader, r, &view);
+        int rc = opal_jobdb_get_proc(reader, r, &view);
         char *err = herd_test_capture_stop(&capture);
         assert_int_equal(HERD_ERR_UNPACK_FAILURE, rc);
         assert_contains(err, "points outside the segment");
         free(err);
     }
-    assert_null(orte_jobdb_node_name(reader, 1));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(reader, 4, &view));
+    assert_null(opal_jobdb_node_name(reader, 1));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(reader, 4, &view));
     check_view(&view, 4, 5, 2);
 
     munmap(base, size);
-    orte_jobdb_detach(reader);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
 }
 
 static void test_name_collision(void **state)
 {
     char jobid[64];
-    orte_jobdb_t *first = NULL, *second = NULL;
+    opal_jobdb_t *first = NULL, *second = NULL;
     herd_test_capture_t capture;
     make_jobid("twice", jobid, sizeof(jobid));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_create(jobid, "n0", 2, 1, NULL, &first));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 2, 1, NULL, &first));
     herd_test_capture_start(&capture);
-    int rc = orte_jobdb_create(jobid, "n0", 2, 1, NULL, &second);
+    int rc = opal_jobdb_create(jobid, "n0", 2, 1, NULL, &second);
     char *err = herd_test_capture_stop(&capture);
     assert_int_equal(HERD_ERR_EXISTS, rc);
     assert_null(second);
     assert_contains(err, "already exists");
-    assert_contains(err, orte_jobdb_name(first));
+    assert_contains(err, opal_jobdb_name(first));
     free(err);
     /* The first one is untouched, and still the only one. */
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_set_node(first, 0, "n0"));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_node(first, 0, "n0"));
     assert_int_equal(1, test_segments(false));
-    orte_jobdb_destroy(first);
+    opal_jobdb_destroy(first);
 }
 
 static void test_destroy_unlinks(void **state)
 {
     char jobid[64], path[320];
-    orte_jobdb_t *writer = NULL, *reader = NULL;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *writer = NULL, *reader = NULL;
+    opal_jobdb_proc_view_t view;
     make_jobid("gone", jobid, sizeof(jobid));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_create(jobid, "n0", 1, 1, &two_slots, &writer));
-    snprintf(path, sizeof(path), "/dev/shm%s", orte_jobdb_name(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 1, 1, &two_slots, &writer));
+    snprintf(path, sizeof(path), "/dev/shm%s", opal_jobdb_name(writer));
     struct stat st;
     assert_int_equal(0, stat(path, &st));
     assert_int_equal(0600, st.st_mode & 0777);
     assert_int_equal(1, test_segments(false));
     set_nodes(writer, 1);
     put_all(writer, 1, 1, false);
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_finish(writer));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(orte_jobdb_name(writer), &reader));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
 
     char name[300];
-    snprintf(name, sizeof(name), "%s", orte_jobdb_name(writer));
-    orte_jobdb_destroy(writer);
+    snprintf(name, sizeof(name), "%s", opal_jobdb_name(writer));
+    opal_jobdb_destroy(writer);
     assert_int_equal(-1, stat(path, &st));
     assert_int_equal(ENOENT, errno);
     assert_int_equal(0, test_segments(false));
     /* An attached reader keeps its mapping; nobody new can attach. */
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(reader, 0, &view));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(reader, 0, &view));
     assert_string_equal("0-1", view.cpuset);
-    orte_jobdb_detach(reader);
+    opal_jobdb_detach(reader);
     expect_attach_failure(name, HERD_ERR_NOT_FOUND, "No such file");
-    orte_jobdb_destroy(NULL);
-    orte_jobdb_detach(NULL);
+    opal_jobdb_destroy(NULL);
+    opal_jobdb_detach(NULL);
 }
 
 /* The line of /proc/self/maps whose range holds address, into line. */
@@ -625,21 +625,21 @@ static bool maps_line_of(const void *address, char *line, size_t size)
 
 static void test_reader_reads_in_place_read_only(void **state)
 {
-    orte_jobdb_t *writer = small_db("readonly");
-    orte_jobdb_t *reader = NULL;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *writer = small_db("readonly");
+    opal_jobdb_t *reader = NULL;
+    opal_jobdb_proc_view_t view;
     char line[1024];
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_attach(orte_jobdb_name(writer), &reader));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(reader, 3, &view));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(reader, 3, &view));
 
     /* The strings and endpoints are in the reader's mapping of the segment, not copies... */
     assert_true(maps_line_of(view.cpuset, line, sizeof(line)));
-    assert_contains(line, orte_jobdb_name(writer));
+    assert_contains(line, opal_jobdb_name(writer));
     char range[64];
     snprintf(range, sizeof(range), "%.*s", (int) strcspn(line, " "), line);
     assert_true(maps_line_of(view.endpoints, line, sizeof(line)));
     assert_int_equal(0, strncmp(range, line, strlen(range)));
-    assert_true(maps_line_of(orte_jobdb_node_name(reader, 1), line, sizeof(line)));
+    assert_true(maps_line_of(opal_jobdb_node_name(reader, 1), line, sizeof(line)));
     assert_int_equal(0, strncmp(range, line, strlen(range)));
     /* ...which is shared and read-only... */
     char *perms = strchr(line, ' ');
@@ -653,39 +653,39 @@ static void test_reader_reads_in_place_read_only(void **state)
     assert_true(maps_line_of(view.cpuset, line, sizeof(line)));
     assert_memory_equal(" r--s ", strchr(line, ' '), 6);
 
-    orte_jobdb_detach(reader);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
 }
 
 static void test_string_area_full(void **state)
 {
     char jobid[64];
-    orte_jobdb_t *writer = NULL;
-    orte_jobdb_proc_view_t view;
+    opal_jobdb_t *writer = NULL;
+    opal_jobdb_proc_view_t view;
     herd_test_capture_t capture;
-    orte_jobdb_layout_t tiny = {.string_bytes = 16};
+    opal_jobdb_layout_t tiny = {.string_bytes = 16};
     make_jobid("full", jobid, sizeof(jobid));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_create(jobid, "n0", 2, 1, &tiny, &writer));
-    orte_jobdb_proc_t proc = {.rank = 0, .cpuset = "0-3", .locality = "pk0"};
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_put_proc(writer, &proc));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 2, 1, &tiny, &writer));
+    opal_jobdb_proc_t proc = {.rank = 0, .cpuset = "0-3", .locality = "pk0"};
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
     proc.rank = 1;
     proc.cpuset = "0123456789abcdef";
     herd_test_capture_start(&capture);
-    int rc = orte_jobdb_put_proc(writer, &proc);
+    int rc = opal_jobdb_put_proc(writer, &proc);
     char *err = herd_test_capture_stop(&capture);
     assert_int_equal(HERD_ERR_OUT_OF_RESOURCE, rc);
     assert_contains(err, "ran out of room");
     assert_contains(err, "rank 1");
     free(err);
-    assert_int_equal(HERD_ERR_NOT_FOUND, orte_jobdb_get_proc(writer, 1, &view));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_proc(writer, 1, &view));
     /* Repeated strings take no room: 8 bytes for rank 0, none for rank 1, 3 for the node. */
     proc.cpuset = "0-3";
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_put_proc(writer, &proc));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_set_node(writer, 0, "n0"));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_finish(writer));
-    assert_int_equal(HERD_SUCCESS, orte_jobdb_get_proc(writer, 1, &view));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_node(writer, 0, "n0"));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_proc(writer, 1, &view));
     assert_string_equal("0-3", view.cpuset);
-    orte_jobdb_destroy(writer);
+    opal_jobdb_destroy(writer);
 }
 
 int main(void)

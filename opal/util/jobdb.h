@@ -1,7 +1,7 @@
 /* A node's job database: one POSIX shared-memory segment per job and node, written by the
  * session daemon as procs are mapped and read in place by the procs and herd-info. */
-#ifndef ORTE_RUNTIME_JOBDB_H
-#define ORTE_RUNTIME_JOBDB_H
+#ifndef OPAL_UTIL_JOBDB_H
+#define OPAL_UTIL_JOBDB_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -22,7 +22,7 @@
  * One writer (the session daemon, one thread) fills the records in any order while readers may
  * already be attached: each record and node entry has a ready flag, stored last with release
  * semantics and loaded by readers with acquire semantics, so a reader sees a record whole or not
- * at all. A ready record never changes again. orte_jobdb_finish() sets the header's complete
+ * at all. A ready record never changes again. opal_jobdb_finish() sets the header's complete
  * flag once every record and node is in.
  *
  * Readers trust nothing in the segment: the header is checked against the segment's size when
@@ -30,22 +30,22 @@
  * segment is an error, never a crash. (A segment shrunk while mapped cannot be guarded against
  * without a signal handler; only the owner can do that, and it never does.) */
 
-/* Layout of the segment, version ORTE_JOBDB_FORMAT_VERSION. All offsets are from the start of
+/* Layout of the segment, version OPAL_JOBDB_FORMAT_VERSION. All offsets are from the start of
  * the segment and 8-byte aligned; regions follow each other in this order:
  *   header | records[num_procs] | endpoints[num_procs][endpoint_slots][endpoint_slot_size]
  *   | nodes[num_nodes] | strings[strings_size] (NUL-terminated cpusets, localities, node names)
  * Any change to these structures must raise the version. */
-#define ORTE_JOBDB_MAGIC          0x42444a48u /* "HJDB" in memory on little-endian hosts */
-#define ORTE_JOBDB_FORMAT_VERSION 1u
-#define ORTE_JOBDB_ID_MAX         64u  /* bytes of the job id, with its NUL */
-#define ORTE_JOBDB_NODE_MAX       256u /* bytes of a node name, with its NUL */
-#define ORTE_JOBDB_MAX_SLOTS      1024u
-#define ORTE_JOBDB_MAX_SLOT_SIZE  4096u
+#define OPAL_JOBDB_MAGIC          0x42444a48u /* "HJDB" in memory on little-endian hosts */
+#define OPAL_JOBDB_FORMAT_VERSION 1u
+#define OPAL_JOBDB_ID_MAX         64u  /* bytes of the job id, with its NUL */
+#define OPAL_JOBDB_NODE_MAX       256u /* bytes of a node name, with its NUL */
+#define OPAL_JOBDB_MAX_SLOTS      1024u
+#define OPAL_JOBDB_MAX_SLOT_SIZE  4096u
 
 /* A record's flags. */
-#define ORTE_JOBDB_PROC_BOUND 0x1u
+#define OPAL_JOBDB_PROC_BOUND 0x1u
 
-typedef struct orte_jobdb_header {
+typedef struct opal_jobdb_header {
     _Atomic uint32_t magic; /* stored last when creating: a reader never sees half a header */
     uint32_t version;
     uint32_t header_size;
@@ -62,42 +62,42 @@ typedef struct orte_jobdb_header {
     uint64_t strings_size;
     _Atomic uint32_t complete; /* 1 once every record and node is ready */
     uint32_t reserved;
-    char jobid[ORTE_JOBDB_ID_MAX];
-    char node_name[ORTE_JOBDB_NODE_MAX]; /* the node this segment belongs to */
-} orte_jobdb_header_t;
+    char jobid[OPAL_JOBDB_ID_MAX];
+    char node_name[OPAL_JOBDB_NODE_MAX]; /* the node this segment belongs to */
+} opal_jobdb_header_t;
 
-typedef struct orte_jobdb_record {
+typedef struct opal_jobdb_record {
     _Atomic uint32_t ready; /* 1 once the record and its strings and endpoints are written */
     uint32_t node;          /* index into the node table */
     uint32_t local_rank;
     uint32_t node_rank;
     uint32_t app;
-    uint32_t flags;         /* ORTE_JOBDB_PROC_* */
+    uint32_t flags;         /* OPAL_JOBDB_PROC_* */
     uint32_t cpuset_offset; /* into the string area */
     uint32_t cpuset_length; /* without the NUL */
     uint32_t locality_offset;
     uint32_t locality_length;
-} orte_jobdb_record_t;
+} opal_jobdb_record_t;
 
-typedef struct orte_jobdb_node_entry {
+typedef struct opal_jobdb_node_entry {
     _Atomic uint32_t ready;
     uint32_t name_offset; /* into the string area */
     uint32_t name_length; /* without the NUL */
     uint32_t reserved;
-} orte_jobdb_node_entry_t;
+} opal_jobdb_node_entry_t;
 
 /* Sizes chosen by the creator; zeroes (or no layout at all) take the defaults. */
-typedef struct orte_jobdb_layout {
-    uint32_t endpoint_slots;     /* per proc, at most ORTE_JOBDB_MAX_SLOTS; default 0 */
+typedef struct opal_jobdb_layout {
+    uint32_t endpoint_slots;     /* per proc, at most OPAL_JOBDB_MAX_SLOTS; default 0 */
     uint32_t endpoint_slot_size; /* bytes, rounded up to a multiple of 8; default 8 */
     /* Room for cpuset, locality and node-name strings, below 4 GiB. Identical strings are
      * stored once, so the default (32 bytes per proc, 64 per node, plus 4 KiB) is ample for
      * real maps. */
     uint64_t string_bytes;
-} orte_jobdb_layout_t;
+} opal_jobdb_layout_t;
 
 /* One proc, as the writer puts it (the same fields as the mapper's orte_rmaps_proc_t). */
-typedef struct orte_jobdb_proc {
+typedef struct opal_jobdb_proc {
     uint32_t rank;
     uint32_t app;
     uint32_t node; /* index into the node table */
@@ -108,11 +108,11 @@ typedef struct orte_jobdb_proc {
     const char *locality;    /* copied into the segment */
     const void *endpoints;   /* endpoints_length bytes for the endpoint slots, or NULL */
     size_t endpoints_length; /* at most endpoint_slots * endpoint_slot_size; the rest is zero */
-} orte_jobdb_proc_t;
+} opal_jobdb_proc_t;
 
 /* One proc, as a reader sees it: the numbers are copied, the pointers point into the segment
  * and stay valid until the reader detaches. */
-typedef struct orte_jobdb_proc_view {
+typedef struct opal_jobdb_proc_view {
     uint32_t rank;
     uint32_t app;
     uint32_t node;
@@ -122,14 +122,14 @@ typedef struct orte_jobdb_proc_view {
     const char *cpuset;
     const char *locality;
     const uint8_t *endpoints; /* endpoint_slots * endpoint_slot_size bytes; NULL if no slots */
-} orte_jobdb_proc_view_t;
+} opal_jobdb_proc_view_t;
 
-typedef struct orte_jobdb orte_jobdb_t;
+typedef struct opal_jobdb opal_jobdb_t;
 
 /* The segment's name, "/herd-<uid>-<jobid>-<node>", into buf (set only on success).
  * HERD_ERR_BAD_PARAM when jobid or node is empty or holds a '/', or the name would not fit in buf
  * or in a file name. */
-OPAL_EXPORT int orte_jobdb_segment_name(const char *jobid, const char *node_name, char *buf,
+OPAL_EXPORT int opal_jobdb_segment_name(const char *jobid, const char *node_name, char *buf,
                                         size_t size);
 
 /* Writer. Create the segment of jobid on node_name (mode 0600, never reusing an existing one),
@@ -137,45 +137,45 @@ OPAL_EXPORT int orte_jobdb_segment_name(const char *jobid, const char *node_name
  * full /dev/shm is reported here and not as a crash later. Failures are reported to the user:
  * HERD_ERR_EXISTS (the segment exists), HERD_ERR_OUT_OF_RESOURCE (no room), HERD_ERR_IN_ERRNO
  * (another system error); HERD_ERR_BAD_PARAM for invalid arguments. *db set only on success. */
-OPAL_EXPORT int orte_jobdb_create(const char *jobid, const char *node_name, uint32_t num_procs,
-                                  uint32_t num_nodes, const orte_jobdb_layout_t *sizes,
-                                  orte_jobdb_t **db);
+OPAL_EXPORT int opal_jobdb_create(const char *jobid, const char *node_name, uint32_t num_procs,
+                                  uint32_t num_nodes, const opal_jobdb_layout_t *sizes,
+                                  opal_jobdb_t **db);
 /* Write one record, in any order. HERD_ERR_BAD_PARAM for a rank or node out of range or too many
  * endpoint bytes, HERD_ERR_EXISTS when that rank is already in, HERD_ERR_OUT_OF_RESOURCE (reported)
  * when the string area is full. */
-OPAL_EXPORT int orte_jobdb_put_proc(orte_jobdb_t *db, const orte_jobdb_proc_t *proc);
+OPAL_EXPORT int opal_jobdb_put_proc(opal_jobdb_t *db, const opal_jobdb_proc_t *proc);
 /* Name node index of the node table (once per index; errors as for put_proc). */
-OPAL_EXPORT int orte_jobdb_set_node(orte_jobdb_t *db, uint32_t index, const char *name);
+OPAL_EXPORT int opal_jobdb_set_node(opal_jobdb_t *db, uint32_t index, const char *name);
 /* Mark the database complete. HERD_ERR_NOT_FOUND (nothing marked) when a record or node is
  * missing. */
-OPAL_EXPORT int orte_jobdb_finish(orte_jobdb_t *db);
+OPAL_EXPORT int opal_jobdb_finish(opal_jobdb_t *db);
 /* Unmap and unlink the segment: it goes away with the job. Readers still attached keep their
  * mapping until they detach. NULL does nothing; on a reader's handle, the same as detach. */
-OPAL_EXPORT void orte_jobdb_destroy(orte_jobdb_t *db);
+OPAL_EXPORT void opal_jobdb_destroy(opal_jobdb_t *db);
 
-/* Reader. Map the segment called name (from orte_jobdb_segment_name) read-only and check its
+/* Reader. Map the segment called name (from opal_jobdb_segment_name) read-only and check its
  * header. Failures are reported to the user: HERD_ERR_NOT_FOUND (no such segment),
  * HERD_ERR_VERSION_MISMATCH, HERD_ERR_UNPACK_FAILURE (corrupt or truncated), HERD_ERR_IN_ERRNO.
  * *db set only on success. */
-OPAL_EXPORT int orte_jobdb_attach(const char *name, orte_jobdb_t **db);
+OPAL_EXPORT int opal_jobdb_attach(const char *name, opal_jobdb_t **db);
 /* Rank's record, in O(1) and in place. HERD_ERR_BAD_PARAM for a rank out of range,
  * HERD_ERR_NOT_FOUND when its record is not ready yet, HERD_ERR_UNPACK_FAILURE (reported) when
  * it is corrupt. *view set only on success. */
-OPAL_EXPORT int orte_jobdb_get_proc(const orte_jobdb_t *db, uint32_t rank,
-                                    orte_jobdb_proc_view_t *view);
+OPAL_EXPORT int opal_jobdb_get_proc(const opal_jobdb_t *db, uint32_t rank,
+                                    opal_jobdb_proc_view_t *view);
 /* Node index's name, in the segment; NULL when out of range, not set yet, or corrupt. */
-OPAL_EXPORT const char *orte_jobdb_node_name(const orte_jobdb_t *db, uint32_t index);
+OPAL_EXPORT const char *opal_jobdb_node_name(const opal_jobdb_t *db, uint32_t index);
 /* Whether the writer has finished (acquire: every record is then ready). */
-OPAL_EXPORT bool orte_jobdb_is_complete(const orte_jobdb_t *db);
-OPAL_EXPORT uint32_t orte_jobdb_num_procs(const orte_jobdb_t *db);
-OPAL_EXPORT uint32_t orte_jobdb_num_nodes(const orte_jobdb_t *db);
-OPAL_EXPORT const char *orte_jobdb_jobid(const orte_jobdb_t *db);
+OPAL_EXPORT bool opal_jobdb_is_complete(const opal_jobdb_t *db);
+OPAL_EXPORT uint32_t opal_jobdb_num_procs(const opal_jobdb_t *db);
+OPAL_EXPORT uint32_t opal_jobdb_num_nodes(const opal_jobdb_t *db);
+OPAL_EXPORT const char *opal_jobdb_jobid(const opal_jobdb_t *db);
 /* The segment's name, as attach takes it. */
-OPAL_EXPORT const char *orte_jobdb_name(const orte_jobdb_t *db);
+OPAL_EXPORT const char *opal_jobdb_name(const opal_jobdb_t *db);
 /* Unmap (a reader's handle; on the writer's, the same as destroy). NULL does nothing. */
-OPAL_EXPORT void orte_jobdb_detach(orte_jobdb_t *db);
+OPAL_EXPORT void opal_jobdb_detach(opal_jobdb_t *db);
 
 /* What herd-info --job prints: the header, the node table, then one line per proc. */
-OPAL_EXPORT void orte_jobdb_dump(FILE *out, const orte_jobdb_t *db);
+OPAL_EXPORT void opal_jobdb_dump(FILE *out, const opal_jobdb_t *db);
 
-#endif /* ORTE_RUNTIME_JOBDB_H */
+#endif /* OPAL_UTIL_JOBDB_H */

@@ -11,14 +11,14 @@
 #include <unistd.h>
 
 #include "opal/util/show_help.h"
-#include "orte/runtime/jobdb.h"
+#include "opal/util/jobdb.h"
 
 /* Readers load these flags in another process through a read-only mapping: only a lock-free
  * atomic is safe there (a lock would be private to each process, and would need writing). */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
-_Static_assert(sizeof(orte_jobdb_header_t) % 8 == 0, "the header keeps regions aligned");
-_Static_assert(sizeof(orte_jobdb_record_t) % 8 == 0, "records keep regions aligned");
-_Static_assert(sizeof(orte_jobdb_node_entry_t) % 8 == 0, "node entries keep regions aligned");
+_Static_assert(sizeof(opal_jobdb_header_t) % 8 == 0, "the header keeps regions aligned");
+_Static_assert(sizeof(opal_jobdb_record_t) % 8 == 0, "records keep regions aligned");
+_Static_assert(sizeof(opal_jobdb_node_entry_t) % 8 == 0, "node entries keep regions aligned");
 
 #define JOBDB_NAME_MAX      (NAME_MAX + 2) /* a leading '/', a file name, a NUL */
 #define JOBDB_STRING_CACHE  4096u          /* recent strings remembered to store repeats once */
@@ -29,15 +29,15 @@ _Static_assert(sizeof(orte_jobdb_node_entry_t) % 8 == 0, "node entries keep regi
 
 static const char *help_file = "help-jobdb.txt";
 
-struct orte_jobdb {
+struct opal_jobdb {
     char name[JOBDB_NAME_MAX];
     uint8_t *base;
     size_t size;
     bool writer;
-    const orte_jobdb_header_t *header;
-    orte_jobdb_record_t *records;
+    const opal_jobdb_header_t *header;
+    opal_jobdb_record_t *records;
     uint8_t *endpoints;
-    orte_jobdb_node_entry_t *nodes;
+    opal_jobdb_node_entry_t *nodes;
     char *strings;
     /* Writer only: strings_used is the next free byte; string_cache maps a string's hash to
      * 1 + its offset (0: empty), so repeats cost nothing while the cache stays fixed-size. */
@@ -57,7 +57,7 @@ static bool valid_name_part(const char *part)
     return NULL != part && '\0' != part[0] && NULL == strchr(part, '/');
 }
 
-int orte_jobdb_segment_name(const char *jobid, const char *node_name, char *buf, size_t size)
+int opal_jobdb_segment_name(const char *jobid, const char *node_name, char *buf, size_t size)
 {
     char name[JOBDB_NAME_MAX];
     if (!valid_name_part(jobid) || !valid_name_part(node_name) || NULL == buf) {
@@ -74,10 +74,10 @@ int orte_jobdb_segment_name(const char *jobid, const char *node_name, char *buf,
 
 /* Where each region goes, from the counts and sizes; false if it would not fit in 64 bits. */
 static bool plan_layout(uint32_t num_procs, uint32_t num_nodes, uint32_t slots, uint32_t slot_size,
-                        uint64_t string_bytes, orte_jobdb_header_t *h)
+                        uint64_t string_bytes, opal_jobdb_header_t *h)
 {
-    h->header_size = sizeof(orte_jobdb_header_t);
-    h->record_size = sizeof(orte_jobdb_record_t);
+    h->header_size = sizeof(opal_jobdb_header_t);
+    h->record_size = sizeof(opal_jobdb_record_t);
     h->num_procs = num_procs;
     h->num_nodes = num_nodes;
     h->endpoint_slots = slots;
@@ -87,20 +87,20 @@ static bool plan_layout(uint32_t num_procs, uint32_t num_nodes, uint32_t slots, 
     h->endpoints_offset = h->records_offset + (uint64_t) num_procs * h->record_size;
     h->nodes_offset =
         align8(h->endpoints_offset + (uint64_t) num_procs * slots * (uint64_t) slot_size);
-    h->strings_offset = h->nodes_offset + (uint64_t) num_nodes * sizeof(orte_jobdb_node_entry_t);
+    h->strings_offset = h->nodes_offset + (uint64_t) num_nodes * sizeof(opal_jobdb_node_entry_t);
     h->strings_size = align8(string_bytes);
     h->segment_size = h->strings_offset + h->strings_size;
     return h->segment_size <= (uint64_t) SIZE_MAX && h->segment_size <= (uint64_t) INT64_MAX;
 }
 
 /* Point the handle's region pointers into the mapping, from a header already checked. */
-static void set_regions(orte_jobdb_t *db)
+static void set_regions(opal_jobdb_t *db)
 {
-    const orte_jobdb_header_t *h = (const orte_jobdb_header_t *) db->base;
+    const opal_jobdb_header_t *h = (const opal_jobdb_header_t *) db->base;
     db->header = h;
-    db->records = (orte_jobdb_record_t *) (db->base + h->records_offset);
+    db->records = (opal_jobdb_record_t *) (db->base + h->records_offset);
     db->endpoints = db->base + h->endpoints_offset;
-    db->nodes = (orte_jobdb_node_entry_t *) (db->base + h->nodes_offset);
+    db->nodes = (opal_jobdb_node_entry_t *) (db->base + h->nodes_offset);
     db->strings = (char *) (db->base + h->strings_offset);
 }
 
@@ -121,20 +121,20 @@ static int report_create_error(const char *name, const char *jobid, uint64_t siz
     return HERD_ERR_IN_ERRNO;
 }
 
-int orte_jobdb_create(const char *jobid, const char *node_name, uint32_t num_procs,
-                      uint32_t num_nodes, const orte_jobdb_layout_t *sizes, orte_jobdb_t **db)
+int opal_jobdb_create(const char *jobid, const char *node_name, uint32_t num_procs,
+                      uint32_t num_nodes, const opal_jobdb_layout_t *sizes, opal_jobdb_t **db)
 {
-    orte_jobdb_header_t plan;
+    opal_jobdb_header_t plan;
     int rc;
     if (NULL == db || 0 == num_procs || 0 == num_nodes || NULL == jobid || NULL == node_name ||
-        strlen(jobid) >= ORTE_JOBDB_ID_MAX || strlen(node_name) >= ORTE_JOBDB_NODE_MAX) {
+        strlen(jobid) >= OPAL_JOBDB_ID_MAX || strlen(node_name) >= OPAL_JOBDB_NODE_MAX) {
         return HERD_ERR_BAD_PARAM;
     }
     uint32_t slots = (NULL != sizes) ? sizes->endpoint_slots : 0;
     uint32_t slot_size = (NULL != sizes && 0 != sizes->endpoint_slot_size)
                              ? sizes->endpoint_slot_size
                              : JOBDB_DEFAULT_SLOT;
-    if (slots > ORTE_JOBDB_MAX_SLOTS || slot_size > ORTE_JOBDB_MAX_SLOT_SIZE) {
+    if (slots > OPAL_JOBDB_MAX_SLOTS || slot_size > OPAL_JOBDB_MAX_SLOT_SIZE) {
         return HERD_ERR_BAD_PARAM;
     }
     slot_size = (uint32_t) align8(slot_size);
@@ -152,11 +152,11 @@ int orte_jobdb_create(const char *jobid, const char *node_name, uint32_t num_pro
         return HERD_ERR_BAD_PARAM;
     }
 
-    orte_jobdb_t *handle = calloc(1, sizeof(*handle));
+    opal_jobdb_t *handle = calloc(1, sizeof(*handle));
     if (NULL == handle) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    rc = orte_jobdb_segment_name(jobid, node_name, handle->name, sizeof(handle->name));
+    rc = opal_jobdb_segment_name(jobid, node_name, handle->name, sizeof(handle->name));
     if (HERD_SUCCESS != rc) {
         goto err_handle;
     }
@@ -193,9 +193,9 @@ int orte_jobdb_create(const char *jobid, const char *node_name, uint32_t num_pro
     handle->base = base;
     handle->size = (size_t) plan.segment_size;
     handle->writer = true;
-    orte_jobdb_header_t *h = (orte_jobdb_header_t *) base;
+    opal_jobdb_header_t *h = (opal_jobdb_header_t *) base;
     /* The file reads as zeroes: only the header needs writing, the magic last. */
-    h->version = ORTE_JOBDB_FORMAT_VERSION;
+    h->version = OPAL_JOBDB_FORMAT_VERSION;
     h->header_size = plan.header_size;
     h->record_size = plan.record_size;
     h->segment_size = plan.segment_size;
@@ -210,7 +210,7 @@ int orte_jobdb_create(const char *jobid, const char *node_name, uint32_t num_pro
     h->strings_size = plan.strings_size;
     snprintf(h->jobid, sizeof(h->jobid), "%s", jobid);
     snprintf(h->node_name, sizeof(h->node_name), "%s", node_name);
-    atomic_store_explicit(&h->magic, ORTE_JOBDB_MAGIC, memory_order_release);
+    atomic_store_explicit(&h->magic, OPAL_JOBDB_MAGIC, memory_order_release);
     set_regions(handle);
     *db = handle;
     return HERD_SUCCESS;
@@ -226,7 +226,7 @@ err_handle:
 }
 
 /* Store text in the string area (once for repeats): its offset and length. */
-static int store_string(orte_jobdb_t *db, const char *text, uint32_t *offset, uint32_t *length)
+static int store_string(opal_jobdb_t *db, const char *text, uint32_t *offset, uint32_t *length)
 {
     size_t len = strlen(text);
     uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a */
@@ -255,7 +255,7 @@ static int store_string(orte_jobdb_t *db, const char *text, uint32_t *offset, ui
     return HERD_SUCCESS;
 }
 
-static int report_strings_full(const orte_jobdb_t *db, const char *what)
+static int report_strings_full(const opal_jobdb_t *db, const char *what)
 {
     char bytes[32];
     snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long) db->header->strings_size);
@@ -264,19 +264,19 @@ static int report_strings_full(const orte_jobdb_t *db, const char *what)
     return HERD_ERR_OUT_OF_RESOURCE;
 }
 
-int orte_jobdb_put_proc(orte_jobdb_t *db, const orte_jobdb_proc_t *proc)
+int opal_jobdb_put_proc(opal_jobdb_t *db, const opal_jobdb_proc_t *proc)
 {
     if (NULL == db || !db->writer || NULL == proc) {
         return HERD_ERR_BAD_PARAM;
     }
-    const orte_jobdb_header_t *h = db->header;
+    const opal_jobdb_header_t *h = db->header;
     uint64_t endpoint_bytes = (uint64_t) h->endpoint_slots * h->endpoint_slot_size;
     if (proc->rank >= h->num_procs || proc->node >= h->num_nodes ||
         proc->endpoints_length > endpoint_bytes ||
         (NULL == proc->endpoints && 0 != proc->endpoints_length)) {
         return HERD_ERR_BAD_PARAM;
     }
-    orte_jobdb_record_t *rec = &db->records[proc->rank];
+    opal_jobdb_record_t *rec = &db->records[proc->rank];
     if (0 != atomic_load_explicit(&rec->ready, memory_order_relaxed)) {
         return HERD_ERR_EXISTS;
     }
@@ -297,7 +297,7 @@ int orte_jobdb_put_proc(orte_jobdb_t *db, const orte_jobdb_proc_t *proc)
     rec->local_rank = proc->local_rank;
     rec->node_rank = proc->node_rank;
     rec->app = proc->app;
-    rec->flags = proc->bound ? ORTE_JOBDB_PROC_BOUND : 0;
+    rec->flags = proc->bound ? OPAL_JOBDB_PROC_BOUND : 0;
     rec->cpuset_offset = cpuset_offset;
     rec->cpuset_length = cpuset_length;
     rec->locality_offset = locality_offset;
@@ -311,12 +311,12 @@ int orte_jobdb_put_proc(orte_jobdb_t *db, const orte_jobdb_proc_t *proc)
     return HERD_SUCCESS;
 }
 
-int orte_jobdb_set_node(orte_jobdb_t *db, uint32_t index, const char *name)
+int opal_jobdb_set_node(opal_jobdb_t *db, uint32_t index, const char *name)
 {
     if (NULL == db || !db->writer || NULL == name || index >= db->header->num_nodes) {
         return HERD_ERR_BAD_PARAM;
     }
-    orte_jobdb_node_entry_t *entry = &db->nodes[index];
+    opal_jobdb_node_entry_t *entry = &db->nodes[index];
     if (0 != atomic_load_explicit(&entry->ready, memory_order_relaxed)) {
         return HERD_ERR_EXISTS;
     }
@@ -333,7 +333,7 @@ int orte_jobdb_set_node(orte_jobdb_t *db, uint32_t index, const char *name)
     return HERD_SUCCESS;
 }
 
-int orte_jobdb_finish(orte_jobdb_t *db)
+int opal_jobdb_finish(opal_jobdb_t *db)
 {
     if (NULL == db || !db->writer) {
         return HERD_ERR_BAD_PARAM;
@@ -341,19 +341,19 @@ int orte_jobdb_finish(orte_jobdb_t *db)
     if (db->procs_put != db->header->num_procs || db->nodes_set != db->header->num_nodes) {
         return HERD_ERR_NOT_FOUND;
     }
-    orte_jobdb_header_t *h = (orte_jobdb_header_t *) db->base;
+    opal_jobdb_header_t *h = (opal_jobdb_header_t *) db->base;
     atomic_store_explicit(&h->complete, 1u, memory_order_release);
     return HERD_SUCCESS;
 }
 
-static void release(orte_jobdb_t *db)
+static void release(opal_jobdb_t *db)
 {
     munmap(db->base, db->size);
     free(db->string_cache);
     free(db);
 }
 
-void orte_jobdb_destroy(orte_jobdb_t *db)
+void opal_jobdb_destroy(opal_jobdb_t *db)
 {
     if (NULL == db) {
         return;
@@ -364,9 +364,9 @@ void orte_jobdb_destroy(orte_jobdb_t *db)
     release(db);
 }
 
-void orte_jobdb_detach(orte_jobdb_t *db)
+void opal_jobdb_detach(opal_jobdb_t *db)
 {
-    orte_jobdb_destroy(db);
+    opal_jobdb_destroy(db);
 }
 
 /* A region [offset, offset + count * unit) inside the segment, after minimum, 8-byte aligned. */
@@ -384,25 +384,25 @@ static bool region_fits(uint64_t offset, uint64_t count, uint64_t unit, uint64_t
 }
 
 /* Why a header cannot be used, or NULL when it can. */
-static const char *check_header(const orte_jobdb_header_t *h, uint64_t size, int *rc)
+static const char *check_header(const opal_jobdb_header_t *h, uint64_t size, int *rc)
 {
     *rc = HERD_ERR_UNPACK_FAILURE;
-    if (ORTE_JOBDB_MAGIC != atomic_load_explicit(&h->magic, memory_order_acquire)) {
+    if (OPAL_JOBDB_MAGIC != atomic_load_explicit(&h->magic, memory_order_acquire)) {
         return "it is not a herd job database (bad magic number), or is still being created";
     }
-    if (ORTE_JOBDB_FORMAT_VERSION != h->version) {
+    if (OPAL_JOBDB_FORMAT_VERSION != h->version) {
         *rc = HERD_ERR_VERSION_MISMATCH;
         return "its format version differs from this herd's";
     }
-    if (sizeof(orte_jobdb_header_t) != h->header_size ||
-        sizeof(orte_jobdb_record_t) != h->record_size) {
+    if (sizeof(opal_jobdb_header_t) != h->header_size ||
+        sizeof(opal_jobdb_record_t) != h->record_size) {
         return "its header or record size is not the one of its format version";
     }
     if (h->segment_size != size) {
         return "its size differs from the one its header records (truncated?)";
     }
-    if (0 == h->num_procs || 0 == h->num_nodes || h->endpoint_slots > ORTE_JOBDB_MAX_SLOTS ||
-        h->endpoint_slot_size > ORTE_JOBDB_MAX_SLOT_SIZE || 0 != h->endpoint_slot_size % 8 ||
+    if (0 == h->num_procs || 0 == h->num_nodes || h->endpoint_slots > OPAL_JOBDB_MAX_SLOTS ||
+        h->endpoint_slot_size > OPAL_JOBDB_MAX_SLOT_SIZE || 0 != h->endpoint_slot_size % 8 ||
         h->strings_size > UINT32_MAX) {
         return "its counts are out of range";
     }
@@ -413,12 +413,12 @@ static const char *check_header(const orte_jobdb_header_t *h, uint64_t size, int
         return "its records or endpoints lie outside the segment";
     }
     uint64_t endpoints_end = h->endpoints_offset + (uint64_t) h->num_procs * endpoint_bytes;
-    if (!region_fits(h->nodes_offset, h->num_nodes, sizeof(orte_jobdb_node_entry_t), endpoints_end,
+    if (!region_fits(h->nodes_offset, h->num_nodes, sizeof(opal_jobdb_node_entry_t), endpoints_end,
                      size)) {
         return "its node table lies outside the segment";
     }
     uint64_t nodes_end =
-        h->nodes_offset + (uint64_t) h->num_nodes * sizeof(orte_jobdb_node_entry_t);
+        h->nodes_offset + (uint64_t) h->num_nodes * sizeof(opal_jobdb_node_entry_t);
     if (!region_fits(h->strings_offset, 1, h->strings_size, nodes_end, size)) {
         return "its string area lies outside the segment";
     }
@@ -430,7 +430,7 @@ static const char *check_header(const orte_jobdb_header_t *h, uint64_t size, int
     return NULL;
 }
 
-int orte_jobdb_attach(const char *name, orte_jobdb_t **db)
+int opal_jobdb_attach(const char *name, opal_jobdb_t **db)
 {
     struct stat st;
     int rc;
@@ -451,7 +451,7 @@ int orte_jobdb_attach(const char *name, orte_jobdb_t **db)
         errno = err;
         return HERD_ERR_IN_ERRNO;
     }
-    if ((uint64_t) st.st_size < sizeof(orte_jobdb_header_t) || (uint64_t) st.st_size > SIZE_MAX) {
+    if ((uint64_t) st.st_size < sizeof(opal_jobdb_header_t) || (uint64_t) st.st_size > SIZE_MAX) {
         close(fd);
         opal_show_help(help_file, "corrupt", true, name,
                        "it is too small to hold a header (truncated, or still being created)");
@@ -465,19 +465,19 @@ int orte_jobdb_attach(const char *name, orte_jobdb_t **db)
         errno = err;
         return HERD_ERR_IN_ERRNO;
     }
-    const char *why = check_header((const orte_jobdb_header_t *) base, (uint64_t) st.st_size, &rc);
+    const char *why = check_header((const opal_jobdb_header_t *) base, (uint64_t) st.st_size, &rc);
     if (NULL != why) {
         if (HERD_ERR_VERSION_MISMATCH == rc) {
             opal_show_help(help_file, "version", true, name,
-                           ((const orte_jobdb_header_t *) base)->version,
-                           ORTE_JOBDB_FORMAT_VERSION);
+                           ((const opal_jobdb_header_t *) base)->version,
+                           OPAL_JOBDB_FORMAT_VERSION);
         } else {
             opal_show_help(help_file, "corrupt", true, name, why);
         }
         munmap(base, (size_t) st.st_size);
         return rc;
     }
-    orte_jobdb_t *handle = calloc(1, sizeof(*handle));
+    opal_jobdb_t *handle = calloc(1, sizeof(*handle));
     if (NULL == handle) {
         munmap(base, (size_t) st.st_size);
         return HERD_ERR_OUT_OF_RESOURCE;
@@ -491,7 +491,7 @@ int orte_jobdb_attach(const char *name, orte_jobdb_t **db)
 }
 
 /* A string of a ready record: inside the area and NUL-terminated where its length says. */
-static const char *string_at(const orte_jobdb_t *db, uint32_t offset, uint32_t length)
+static const char *string_at(const opal_jobdb_t *db, uint32_t offset, uint32_t length)
 {
     uint64_t end = (uint64_t) offset + length;
     if (end >= db->header->strings_size || '\0' != db->strings[end]) {
@@ -500,16 +500,16 @@ static const char *string_at(const orte_jobdb_t *db, uint32_t offset, uint32_t l
     return db->strings + offset;
 }
 
-int orte_jobdb_get_proc(const orte_jobdb_t *db, uint32_t rank, orte_jobdb_proc_view_t *view)
+int opal_jobdb_get_proc(const opal_jobdb_t *db, uint32_t rank, opal_jobdb_proc_view_t *view)
 {
     if (NULL == db || NULL == view) {
         return HERD_ERR_BAD_PARAM;
     }
-    const orte_jobdb_header_t *h = db->header;
+    const opal_jobdb_header_t *h = db->header;
     if (rank >= h->num_procs) {
         return HERD_ERR_BAD_PARAM;
     }
-    const orte_jobdb_record_t *rec = &db->records[rank];
+    const opal_jobdb_record_t *rec = &db->records[rank];
     if (1u != atomic_load_explicit(&rec->ready, memory_order_acquire)) {
         return HERD_ERR_NOT_FOUND;
     }
@@ -526,7 +526,7 @@ int orte_jobdb_get_proc(const orte_jobdb_t *db, uint32_t rank, orte_jobdb_proc_v
     view->node = rec->node;
     view->local_rank = rec->local_rank;
     view->node_rank = rec->node_rank;
-    view->bound = 0 != (rec->flags & ORTE_JOBDB_PROC_BOUND);
+    view->bound = 0 != (rec->flags & OPAL_JOBDB_PROC_BOUND);
     view->cpuset = cpuset;
     view->locality = locality;
     uint64_t endpoint_bytes = (uint64_t) h->endpoint_slots * h->endpoint_slot_size;
@@ -534,65 +534,65 @@ int orte_jobdb_get_proc(const orte_jobdb_t *db, uint32_t rank, orte_jobdb_proc_v
     return HERD_SUCCESS;
 }
 
-const char *orte_jobdb_node_name(const orte_jobdb_t *db, uint32_t index)
+const char *opal_jobdb_node_name(const opal_jobdb_t *db, uint32_t index)
 {
     if (NULL == db || index >= db->header->num_nodes) {
         return NULL;
     }
-    const orte_jobdb_node_entry_t *entry = &db->nodes[index];
+    const opal_jobdb_node_entry_t *entry = &db->nodes[index];
     if (1u != atomic_load_explicit(&entry->ready, memory_order_acquire)) {
         return NULL;
     }
     return string_at(db, entry->name_offset, entry->name_length);
 }
 
-bool orte_jobdb_is_complete(const orte_jobdb_t *db)
+bool opal_jobdb_is_complete(const opal_jobdb_t *db)
 {
     return NULL != db && 1u == atomic_load_explicit(&db->header->complete, memory_order_acquire);
 }
 
-uint32_t orte_jobdb_num_procs(const orte_jobdb_t *db)
+uint32_t opal_jobdb_num_procs(const opal_jobdb_t *db)
 {
     return db->header->num_procs;
 }
 
-uint32_t orte_jobdb_num_nodes(const orte_jobdb_t *db)
+uint32_t opal_jobdb_num_nodes(const opal_jobdb_t *db)
 {
     return db->header->num_nodes;
 }
 
-const char *orte_jobdb_jobid(const orte_jobdb_t *db)
+const char *opal_jobdb_jobid(const opal_jobdb_t *db)
 {
     return db->header->jobid;
 }
 
-const char *orte_jobdb_name(const orte_jobdb_t *db)
+const char *opal_jobdb_name(const opal_jobdb_t *db)
 {
     return db->name;
 }
 
-void orte_jobdb_dump(FILE *out, const orte_jobdb_t *db)
+void opal_jobdb_dump(FILE *out, const opal_jobdb_t *db)
 {
-    const orte_jobdb_header_t *h = db->header;
+    const opal_jobdb_header_t *h = db->header;
     uint32_t ready = 0;
     for (uint32_t r = 0; r < h->num_procs; ++r) {
         ready += (1u == atomic_load_explicit(&db->records[r].ready, memory_order_acquire));
     }
     fprintf(out, "job %s on node %s: %u procs (%u ready), %u nodes, %s\n", h->jobid, h->node_name,
             h->num_procs, ready, h->num_nodes,
-            orte_jobdb_is_complete(db) ? "complete" : "incomplete");
+            opal_jobdb_is_complete(db) ? "complete" : "incomplete");
     fprintf(out, "segment %s: %llu bytes, format %u, %u endpoint slots of %u bytes per proc\n",
             db->name, (unsigned long long) h->segment_size, h->version, h->endpoint_slots,
             h->endpoint_slot_size);
     fprintf(out, "nodes:\n");
     for (uint32_t n = 0; n < h->num_nodes; ++n) {
-        const char *name = orte_jobdb_node_name(db, n);
+        const char *name = opal_jobdb_node_name(db, n);
         fprintf(out, "  %u %s\n", n, NULL != name ? name : "(not set)");
     }
     fprintf(out, "procs:\n");
     for (uint32_t r = 0; r < h->num_procs; ++r) {
-        orte_jobdb_proc_view_t view;
-        int rc = orte_jobdb_get_proc(db, r, &view);
+        opal_jobdb_proc_view_t view;
+        int rc = opal_jobdb_get_proc(db, r, &view);
         if (HERD_ERR_NOT_FOUND == rc) {
             fprintf(out, "  rank %u: not ready\n", r);
             continue;
@@ -601,7 +601,7 @@ void orte_jobdb_dump(FILE *out, const orte_jobdb_t *db)
             fprintf(out, "  rank %u: corrupt record\n", r);
             continue;
         }
-        const char *node = orte_jobdb_node_name(db, view.node);
+        const char *node = opal_jobdb_node_name(db, view.node);
         fprintf(out, "  rank %u: node %u (%s), app %u, local rank %u, node rank %u, %s %s (%s)", r,
                 view.node, NULL != node ? node : "?", view.app, view.local_rank, view.node_rank,
                 view.bound ? "bound to" : "unbound on", view.cpuset, view.locality);
