@@ -22,17 +22,17 @@
 /* One namespace: the job itself (index 0) or a set of processes it spawned (1, 2, ...).
  * Everything pointed to stays valid until del_nspace() returns. */
 typedef struct orte_wireup_nspace {
-    uint32_t index;        /* 0: the job; then one per spawn, in order */
-    const char *name;      /* PMIx namespace and PMI-1 KVS name: printable, < 256 bytes */
-    const char *jobid;     /* herd's job id ("<dvm id>.<seq>") */
-    uint32_t seq;          /* the job's number in its DVM (HERD_JOBID) */
-    uint32_t num_procs;    /* ranks 0 .. num_procs - 1 */
+    uint32_t index;     /* 0: the job; then one per spawn, in order */
+    const char *name;   /* PMIx namespace and PMI-1 KVS name: printable, < 256 bytes */
+    const char *jobid;  /* herd's job id ("<dvm id>.<seq>") */
+    uint32_t seq;       /* the job's number in its DVM (HERD_JOBID) */
+    uint32_t num_procs; /* ranks 0 .. num_procs - 1 */
     uint32_t num_apps;
-    uint32_t universe_size; /* slots of the job's nodes (MPI_UNIVERSE_SIZE) */
-    uint32_t num_nodes;    /* nodes of the node table (every candidate of the job) */
+    uint32_t universe_size;        /* slots of the job's nodes (MPI_UNIVERSE_SIZE) */
+    uint32_t num_nodes;            /* nodes of the node table (every candidate of the job) */
     const char *const *node_names; /* by node index */
-    uint32_t my_node;      /* this node's index */
-    const uint32_t *local_ranks; /* this node's ranks, ascending */
+    uint32_t my_node;              /* this node's index */
+    const uint32_t *local_ranks;   /* this node's ranks, ascending */
     uint32_t num_local;
     /* The node's job database of this namespace (opal/util/jobdb.h): every rank's node, local and
      * node rank, app, binding and locality, read in place. db_name is its segment name. */
@@ -103,8 +103,8 @@ typedef struct orte_wireup_procid {
  * status is an error (else NULL), valid during the call. */
 typedef void (*orte_wireup_done_fn_t)(int status, const char *error, void *cbdata);
 /* A value, valid during the call only. */
-typedef void (*orte_wireup_value_fn_t)(int status, const void *value, size_t len,
-                                       const char *error, void *cbdata);
+typedef void (*orte_wireup_value_fn_t)(int status, const void *value, size_t len, const char *error,
+                                       void *cbdata);
 /* Every participating daemon's contribution to a raw allgather, in daemon order (valid during
  * the call). */
 typedef void (*orte_wireup_blobs_fn_t)(int status, const struct iovec *blobs, uint32_t num_blobs,
@@ -146,9 +146,10 @@ OPAL_EXPORT int orte_wireup_kv_get(orte_wireup_engine_t *engine, uint32_t nspace
  * must make the same call (the same list, in any order, and kind); calls with the same list and
  * kind are matched in the order they are made. Daemons hosting none of the processes take no
  * part. */
-OPAL_EXPORT int orte_wireup_allgather(orte_wireup_engine_t *engine, const orte_wireup_procid_t *procs,
-                                      size_t num_procs, orte_wireup_kind_t kind, const void *data,
-                                      size_t len, orte_wireup_blobs_fn_t cb, void *cbdata);
+OPAL_EXPORT int orte_wireup_allgather(orte_wireup_engine_t *engine,
+                                      const orte_wireup_procid_t *procs, size_t num_procs,
+                                      orte_wireup_kind_t kind, const void *data, size_t len,
+                                      orte_wireup_blobs_fn_t cb, void *cbdata);
 
 /* Raw direct modex (pmix): a module answers requests of its kind for its local processes. The
  * handler is called on the event loop; it answers through reply(ticket, ...) exactly once,
@@ -183,8 +184,8 @@ OPAL_EXPORT int orte_wireup_unpublish(orte_wireup_engine_t *engine, const char *
 
 /* One app of a spawn request. */
 typedef struct orte_wireup_spawn_app {
-    char **argv;   /* argv[0]: the program */
-    char **env;    /* NAME=value added to the new processes' environment */
+    char **argv;     /* argv[0]: the program */
+    char **env;      /* NAME=value added to the new processes' environment */
     const char *cwd; /* NULL: the parent's */
     uint32_t np;
 } orte_wireup_spawn_app_t;
@@ -196,7 +197,7 @@ typedef void (*orte_wireup_spawn_fn_t)(int status, uint32_t nspace, const char *
 typedef struct orte_wireup_host {
     opal_event_base_t *base; /* every module's events and callbacks run here */
     const char *node_name;
-    const char *tmpdir;      /* a private folder of this job on this node, removed at its end */
+    const char *tmpdir; /* a private folder of this job on this node, removed at its end */
     orte_wireup_engine_t *engine;
     /* A process asked for the job to be aborted (MPI_Abort, herd_abort, PMI abort). */
     void (*abort)(void *ctx, uint32_t nspace, uint32_t rank, int status, const char *message);
