@@ -16,6 +16,9 @@
 
 #define OPAL_MCA_odls_INTERFACE_VERSION 1u
 
+/* Most descriptors a process can inherit besides stdin, stdout and stderr. */
+#define ORTE_ODLS_MAX_EXTRA_FDS 8
+
 /* kill_all()'s grace_ms argument meaning "the MCA variable odls_base_kill_grace_ms". */
 #define ORTE_ODLS_KILL_GRACE_DEFAULT (-1)
 
@@ -29,6 +32,10 @@ typedef struct orte_odls_proc_spec {
     int stdin_fd;          /* given to the child as its stdin; -1: /dev/null */
     int stdout_fd;         /* the same for stdout */
     int stderr_fd;         /* the same for stderr */
+    /* more descriptors the process inherits (a wireup socket): extra_fds[i] becomes descriptor
+     * 3 + i in the process; at most ORTE_ODLS_MAX_EXTRA_FDS */
+    const int *extra_fds;
+    int num_extra_fds;
     const char *node_name; /* for messages (NULL: "this node") */
     bool simulated;        /* a simulated node: its cpusets do not exist here, so do not bind */
     /* the numbers given to the process as HERD_RANK, HERD_SIZE, ... */

@@ -469,6 +469,53 @@ static void test_no_inherited_fds(void **state)
     free(out);
 }
 
+/* Extra descriptors (a wireup socket) become 3, 4, ... in the process, in the order given;
+ * nothing else is inherited. */
+static void test_extra_fds(void **state)
+{
+    test_ctx_t *ctx = *state;
+    char *argv[] = {"sh", "-c",
+                    "echo three >&3; echo four >&4; ls /proc/self/fd | sort -n | tr '\\n' ' '",
+                    NULL};
+    orte_odls_proc_spec_t spec = spec_for(argv, 0);
+    int a[2], b[2], out[2];
+    char line[128];
+
+    assert_int_equal(pipe2(a, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(b, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    int extra[2] = {a[1], b[1]};
+    spec.extra_fds = extra;
+    spec.num_extra_fds = 2;
+    spec.stdout_fd = out[1];
+    assert_int_equal(ctx->module->launch(ctx->odls, &spec), HERD_SUCCESS);
+    close(a[1]);
+    close(b[1]);
+    close(out[1]);
+    read_line(a[0], line, sizeof(line));
+    assert_string_equal(line, "three");
+    read_line(b[0], line, sizeof(line));
+    assert_string_equal(line, "four");
+    read_line(out[0], line, sizeof(line));
+    /* 0-2, the two extra, and the one ls opens to read the folder */
+    assert_non_null(strstr(line, "0 1 2 3 4 "));
+    assert_null(strstr(line, " 6 "));
+    close(a[0]);
+    close(b[0]);
+    close(out[0]);
+    run_until(ctx, all_exited);
+    assert_int_equal(ctx->exits[0].exit_code, 0);
+    /* too many, or a bad one, is refused before anything starts */
+    int many[ORTE_ODLS_MAX_EXTRA_FDS + 1] = {0};
+    spec.extra_fds = many;
+    spec.num_extra_fds = ORTE_ODLS_MAX_EXTRA_FDS + 1;
+    assert_int_equal(ctx->module->launch(ctx->odls, &spec), HERD_ERR_BAD_PARAM);
+    int bad = -1;
+    spec.extra_fds = &bad;
+    spec.num_extra_fds = 1;
+    assert_int_equal(ctx->module->launch(ctx->odls, &spec), HERD_ERR_BAD_PARAM);
+}
+
 static void test_stdio(void **state)
 {
     test_ctx_t *ctx = *state;
@@ -830,6 +877,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_binding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_binding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_inherited_fds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extra_fds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_program, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_working_directory, setup, teardown),

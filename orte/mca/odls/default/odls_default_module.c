@@ -82,6 +82,8 @@ typedef struct {
     cpu_set_t *cpus;
     size_t cpus_size;
     int stdio[3];
+    const int *extra_fds; /* become 3, 4, ... */
+    int num_extra_fds;
     int report_fd;
     pid_t parent; /* the launcher, for the child to check it is still there */
     int max_fd;
@@ -139,15 +141,24 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
         }
     }
 
-    /* Move everything above 2 first: a caller's fd may itself be 0, 1 or 2 (a daemon started
-     * with stdin closed), and dup2 in place would clobber it. */
-    report_fd = fcntl(report_fd, F_DUPFD_CLOEXEC, 3);
+    /* Move everything above where it goes first: a caller's fd may itself be 0, 1 or 2 (a
+     * daemon started with stdin closed) or 3.. (an extra one), and dup2 in place would clobber
+     * it. */
+    int first_free = 3 + plan->num_extra_fds;
+    int extra[ORTE_ODLS_MAX_EXTRA_FDS];
+    report_fd = fcntl(report_fd, F_DUPFD_CLOEXEC, first_free);
     if (report_fd < 0) {
         _exit(127);
     }
     for (int i = 0; i < 3; ++i) {
-        moved[i] = fcntl(plan->stdio[i], F_DUPFD, 3);
+        moved[i] = fcntl(plan->stdio[i], F_DUPFD, first_free);
         if (moved[i] < 0) {
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+        }
+    }
+    for (int i = 0; i < plan->num_extra_fds; ++i) {
+        extra[i] = fcntl(plan->extra_fds[i], F_DUPFD, first_free);
+        if (extra[i] < 0) {
             odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
         }
     }
@@ -156,9 +167,15 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
             odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
         }
     }
+    for (int i = 0; i < plan->num_extra_fds; ++i) {
+        if (dup2(extra[i], 3 + i) < 0) { /* dup2 leaves the copy inheritable */
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+        }
+    }
     /* nothing else of the daemon's (sockets, other jobs' pipes) reaches the application; the
      * report pipe is close-on-exec */
-    odls_default_close_range(3, (unsigned int) report_fd - 1, plan->max_fd);
+    odls_default_close_range((unsigned int) first_free, (unsigned int) report_fd - 1,
+                             plan->max_fd);
     odls_default_close_range((unsigned int) report_fd + 1, ~0u, plan->max_fd);
 
     if (NULL != plan->cwd && 0 != chdir(plan->cwd)) {
@@ -425,8 +442,15 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     pid_t pid;
     int rc;
 
-    if (NULL == odls || NULL == spec || NULL == spec->argv || NULL == spec->argv[0]) {
+    if (NULL == odls || NULL == spec || NULL == spec->argv || NULL == spec->argv[0] ||
+        spec->num_extra_fds < 0 || spec->num_extra_fds > ORTE_ODLS_MAX_EXTRA_FDS ||
+        (spec->num_extra_fds > 0 && NULL == spec->extra_fds)) {
         return HERD_ERR_BAD_PARAM;
+    }
+    for (int i = 0; i < spec->num_extra_fds; ++i) {
+        if (spec->extra_fds[i] < 0) {
+            return HERD_ERR_BAD_PARAM;
+        }
     }
     node = (NULL != spec->node_name) ? spec->node_name : "this node";
     rc = orte_odls_base_check_program(spec->argv[0], orte_odls_base_env_path(spec->env), spec->cwd,
@@ -488,6 +512,8 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     plan.stdio[0] = (spec->stdin_fd >= 0) ? spec->stdin_fd : devnull;
     plan.stdio[1] = (spec->stdout_fd >= 0) ? spec->stdout_fd : devnull;
     plan.stdio[2] = (spec->stderr_fd >= 0) ? spec->stderr_fd : devnull;
+    plan.extra_fds = spec->extra_fds;
+    plan.num_extra_fds = spec->num_extra_fds;
     if (0 != pipe2(report, O_CLOEXEC | O_NONBLOCK)) {
         rc = HERD_ERR_IN_ERRNO;
         goto out;
