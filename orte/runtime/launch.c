@@ -185,10 +185,13 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     opal_buffer_t buffer;
     uint32_t action = 0;
     orte_proc_record_t r;
+    char *message = NULL;
     opal_buffer_init(&buffer);
     if (HERD_SUCCESS != opal_buffer_load(&buffer, data, length) ||
         HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &action) ||
-        HERD_SUCCESS != orte_proc_record_unpack(&buffer, &r)) {
+        HERD_SUCCESS != orte_proc_record_unpack(&buffer, &r) ||
+        (opal_buffer_remaining(&buffer) > 0 &&
+         HERD_SUCCESS != opal_buffer_unpack_string(&buffer, &message))) {
         opal_buffer_destruct(&buffer);
         opal_output(OPAL_OUTPUT_STDERR,
                     "herdrun: ignoring a malformed failure report from "
@@ -198,6 +201,7 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     }
     opal_buffer_destruct(&buffer);
     if (job->aborting && job->signals > 0) {
+        free(message);
         return; /* we asked for it */
     }
     char how[160];
@@ -211,6 +215,12 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     } else if (UINT32_MAX == r.rank) {
         fprintf(stderr, "herdrun: job %s: the session daemon on node %s could not map the job\n",
                 job->spec->jobid, node_name(job, r.node));
+    } else if (ORTE_PROC_ABORTED == r.state) {
+        /* MPI_Abort, PMI abort, herd_abort: the process's own words, if it gave any */
+        fprintf(stderr, "herdrun: job %s: rank %u on node %s (pid %d) %s%s%s; the job is aborted\n",
+                job->spec->jobid, r.rank, node_name(job, r.node), (int) r.pid, how,
+                (NULL != message && '\0' != *message) ? ": " : "",
+                NULL != message ? message : "");
     } else if (r.pid > 0) {
         fprintf(stderr, "herdrun: job %s: rank %u on node %s (pid %d) %s%s\n", job->spec->jobid,
                 r.rank, node_name(job, r.node), (int) r.pid, how, then);
@@ -219,6 +229,7 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                 node_name(job, r.node), how, then);
     }
     fflush(stderr);
+    free(message);
     if (0 == job->exit_status) {
         job->exit_status = orte_proc_record_status(&r);
     }
@@ -485,7 +496,11 @@ static void print_usage(job_t *job, FILE *out)
     for (uint32_t i = 0; i < job->num_report; ++i) {
         const orte_proc_record_t *r = &job->report[i];
         char how[64];
-        if (ORTE_PROC_EXITED != r->state) {
+        if (ORTE_PROC_ABORTED == r->state) {
+            snprintf(how, sizeof(how), "abort %d", r->exit_code);
+        } else if (ORTE_PROC_UNFINALIZED == r->state) {
+            snprintf(how, sizeof(how), "exit 0 (no finalize)");
+        } else if (ORTE_PROC_EXITED != r->state) {
             snprintf(how, sizeof(how), "%s", ORTE_PROC_LOST == r->state ? "lost" : "not started");
         } else if (r->signaled) {
             snprintf(how, sizeof(how), "signal %d%s", r->signo, r->aborted ? " (aborted)" : "");
@@ -558,9 +573,11 @@ static int write_usage_json(job_t *job, const char *path)
                 "\"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"max_rss_kb\": %" PRId64
                 "}%s\n",
                 (int) r->pid,
-                ORTE_PROC_EXITED == r->state ? (r->signaled ? "signaled" : "exited")
-                : ORTE_PROC_LOST == r->state ? "lost"
-                                             : "not_started",
+                ORTE_PROC_EXITED == r->state        ? (r->signaled ? "signaled" : "exited")
+                : ORTE_PROC_LOST == r->state        ? "lost"
+                : ORTE_PROC_ABORTED == r->state     ? "aborted"
+                : ORTE_PROC_UNFINALIZED == r->state ? "unfinalized"
+                                                    : "not_started",
                 r->signaled ? 0 : r->exit_code, r->signaled ? r->signo : 0,
                 (double) r->wall_ns / 1e9, seconds_of(r->user_us), seconds_of(r->sys_us),
                 r->max_rss_kb, i + 1 < job->num_report ? "," : "");

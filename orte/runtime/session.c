@@ -31,7 +31,19 @@
 #include "opal/util/jobdb.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/session.h"
+#include "orte/runtime/session_wireup.h"
+#include "orte/mca/wireup/base/base.h"
 #include "orte/util/radix.h"
+
+/* A local process mapped while the wireup waits for the whole map: started once it is done. */
+typedef struct local_proc {
+    uint32_t rank;
+    uint32_t app;
+    uint32_t local_rank;
+    uint32_t node_rank;
+    bool bound;
+    char *cpuset; /* NULL when not bound */
+} local_proc_t;
 
 typedef struct session {
     opal_event_base_t *base;
@@ -54,6 +66,16 @@ typedef struct session {
     opal_jobdb_t *db;
     const orte_iof_module_t *iof;
     orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
+    /* wireup: NULL when no module serves the processes */
+    orte_session_wireup_t *wireup;
+    orte_wireup_nspace_t ns; /* the job as the modules see it */
+    char nspace_name[OPAL_JOBDB_ID_MAX + 8];
+    const char **node_names;  /* per candidate */
+    uint32_t *local_ranks;
+    orte_vpid_t *node_vpid; /* per candidate: its session daemon, or ORTE_VPID_INVALID */
+    orte_vpid_t *daemons;   /* every session daemon: each hosts processes */
+    local_proc_t *pending;
+    uint32_t num_pending;
     int iof_sock;              /* a one-node job: herdrun reads the pipes itself, sent here */
     bool iof_drained;
 
@@ -149,7 +171,7 @@ int orte_proc_record_unpack(opal_buffer_t *b, orte_proc_record_t *out)
     }
     /* An exit code is the 8 bits wait() reports: a launcher exits with it, and exit(256) would
      * tell the shell the job succeeded. */
-    if (r.state > ORTE_PROC_LOST || r.exit_code < 0 || r.exit_code > 255 ||
+    if (r.state > ORTE_PROC_UNFINALIZED || r.exit_code < 0 || r.exit_code > 255 ||
         (r.signaled && (r.signo <= 0 || r.signo >= 128))) {
         return HERD_ERR_UNPACK_FAILURE;
     }
@@ -165,6 +187,9 @@ bool orte_proc_record_failed(const orte_proc_record_t *r)
 
 int orte_proc_record_status(const orte_proc_record_t *r)
 {
+    if (ORTE_PROC_ABORTED == r->state) {
+        return 0 != r->exit_code ? r->exit_code : 1; /* an aborted job never reports success */
+    }
     if (ORTE_PROC_EXITED != r->state) {
         return 1;
     }
@@ -180,6 +205,12 @@ void orte_proc_record_describe(const orte_proc_record_t *r, char *text, size_t s
         snprintf(text, size, "could not be started");
     } else if (ORTE_PROC_LOST == r->state) {
         snprintf(text, size, "was lost with its node's session daemon");
+    } else if (ORTE_PROC_ABORTED == r->state) {
+        snprintf(text, size, "called abort with status %d", r->exit_code);
+    } else if (ORTE_PROC_UNFINALIZED == r->state) {
+        snprintf(text, size,
+                 "exited with status 0 without finalizing (after MPI_Init, PMIx_Init or "
+                 "herd_init)");
     } else if (r->signaled) {
         snprintf(text, size, "was killed by signal %d (%s)", r->signo, strsignal(r->signo));
     } else {
@@ -375,6 +406,46 @@ static void shepherd_failure(session_t *s, const orte_proc_record_t *record)
     }
 }
 
+/* A process asked for the job to be aborted (MPI_Abort): always the end of the job, whatever the
+ * error manager says of failures, and herdrun shows the process's message. */
+static void shepherd_aborted(session_t *s, const orte_proc_record_t *record, const char *message)
+{
+    if (s->job_aborting) {
+        return;
+    }
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (0 == s->job_status) {
+        s->job_status = orte_proc_record_status(record);
+    }
+    if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, (uint32_t) ORTE_ERRMGR_ABORT_JOB) &&
+        HERD_SUCCESS == orte_proc_record_pack(&buffer, record) &&
+        HERD_SUCCESS == opal_buffer_pack_string(&buffer, NULL != message ? message : "")) {
+        send_buffer(s, 0, ORTE_SESSION_TAG_FAILURE, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+    shepherd_abort(s);
+}
+
+static void recv_aborted(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                         size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    orte_proc_record_t record;
+    char *message = NULL;
+    opal_buffer_init(&buffer);
+    if (ORTE_SESSION_SHEPHERD == s->vpid &&
+        HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == orte_proc_record_unpack(&buffer, &record) &&
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &message) &&
+        ORTE_PROC_ABORTED == record.state) {
+        shepherd_aborted(s, &record, message);
+    }
+    free(message);
+    opal_buffer_destruct(&buffer);
+}
+
 /* vpid (and everything below it in the tree) will not report: count it as finished. */
 static void shepherd_lost(session_t *s, orte_vpid_t lost, const char *reason)
 {
@@ -510,6 +581,7 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
                     void *arg)
 {
     session_t *s = arg;
+    orte_session_wireup_lost(s->wireup, peer);
     if (peer == orte_radix_parent(s->vpid, s->launch->radix)) {
         /* herdrun closed the job (or the route to it is gone): nothing left to do here */
         if (HERD_SUCCESS != status) {
@@ -541,6 +613,13 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     if (NULL == r) {
         return;
     }
+    bool unfinalized = false;
+    if (NULL != s->wireup) {
+        orte_wireup_proc_t proc = {.ns = &s->ns, .rank = rank, .app = r->app};
+        unfinalized = orte_session_wireup_proc_exited(s->wireup, &proc);
+    }
+    bool called_abort = ORTE_PROC_ABORTED == r->state;
+    int abort_status = r->exit_code;
     r->pid = info->pid;
     r->signaled = info->signaled;
     r->exit_code = info->exit_code;
@@ -554,6 +633,12 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
         r->state = ORTE_PROC_START_FAILED; /* its exec failed after all (odls said why) */
         r->signaled = false;
         r->exit_code = 1;
+    } else if (called_abort) {
+        r->state = ORTE_PROC_ABORTED; /* what it did last is what counts */
+        r->signaled = false;
+        r->exit_code = abort_status;
+    } else if (unfinalized && !r->signaled && 0 == r->exit_code && !s->aborting) {
+        r->state = ORTE_PROC_UNFINALIZED;
     }
     if (orte_proc_record_failed(r) && !s->aborting) {
         send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
@@ -664,6 +749,119 @@ static void all_handed_over(session_t *s)
     }
 }
 
+/* A local process could not be started: the shepherd hears of it, the rest of this node is not
+ * started (it would only be killed again). */
+static void start_failed(session_t *s, orte_proc_record_t *r)
+{
+    r->state = ORTE_PROC_START_FAILED;
+    r->exit_code = 1;
+    send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
+    s->aborting = true;
+}
+
+/* Start one local process: its pipes, its wireup, odls. */
+static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *p)
+{
+    const orte_job_app_t *app = &s->spec->apps[p->app];
+    if (s->aborting) {
+        r->state = ORTE_PROC_START_FAILED;
+        r->aborted = true;
+        return;
+    }
+    char **env = NULL;
+    if (HERD_SUCCESS != app_environment(s, p->app, &env)) {
+        start_failed(s, r);
+        return;
+    }
+    /* the wireup adds to a copy of the app's environment, and descriptors it inherits */
+    char **own_env = NULL;
+    int fds[ORTE_WIREUP_MAX_CHILD_FDS];
+    int num_fds = 0;
+    orte_wireup_proc_t wproc = {.ns = &s->ns,
+                                .rank = p->rank,
+                                .app = p->app,
+                                .local_rank = p->local_rank,
+                                .node_rank = p->node_rank};
+    if (NULL != s->wireup) {
+        own_env = opal_argv_copy(env);
+        int rc = (NULL == own_env && NULL != env)
+                     ? HERD_ERR_OUT_OF_RESOURCE
+                     : orte_session_wireup_proc_setup(s->wireup, &wproc, &own_env, fds, &num_fds);
+        if (HERD_SUCCESS != rc) {
+            fprintf(stderr, "session daemon on %s: cannot prepare the wireup of rank %u: %s\n",
+                    s->node_name, p->rank, opal_strerror(rc));
+            for (int i = 0; i < num_fds; ++i) {
+                close(fds[i]);
+            }
+            opal_argv_free(own_env);
+            orte_session_wireup_proc_started(s->wireup, &wproc, 0);
+            start_failed(s, r);
+            return;
+        }
+        env = own_env;
+    }
+    int child[3], parent[3];
+    bool target = orte_iof_base_stdin_wanted(s->spec->stdin_target, p->rank);
+    if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
+                                                 0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
+                                                 child, parent)) {
+        fprintf(stderr, "session daemon on %s: cannot make the pipes of rank %u: %s\n",
+                s->node_name, p->rank, strerror(errno));
+        for (int i = 0; i < num_fds; ++i) {
+            close(fds[i]);
+        }
+        opal_argv_free(own_env);
+        if (NULL != s->wireup) {
+            orte_session_wireup_proc_started(s->wireup, &wproc, 0);
+        }
+        start_failed(s, r);
+        return;
+    }
+    pid_t pid = 0;
+    orte_odls_proc_spec_t spec = {
+        .argv = app->argv,
+        .env = env,
+        .cwd = app->cwd,
+        .cpuset = p->bound ? p->cpuset : NULL,
+        .stdin_fd = child[0],
+        .stdout_fd = child[1],
+        .stderr_fd = child[2],
+        .extra_fds = fds,
+        .num_extra_fds = num_fds,
+        .pid = &pid,
+        .node_name = s->node_name,
+        .simulated = s->nodes.simulated[s->my_candidate],
+        .rank = p->rank,
+        .size = s->num_procs,
+        .local_rank = p->local_rank,
+        .local_size = s->local_size,
+        .node_rank = p->node_rank,
+        .jobid = s->spec->seq,
+        .appnum = p->app,
+    };
+    int rc = s->odls->launch(s->procs, &spec);
+    orte_iof_base_close_child(child);
+    for (int i = 0; i < num_fds; ++i) {
+        close(fds[i]); /* the process has its copies */
+    }
+    opal_argv_free(own_env);
+    if (NULL != s->wireup) {
+        orte_session_wireup_proc_started(s->wireup, &wproc, HERD_SUCCESS == rc ? pid : 0);
+    }
+    if (HERD_SUCCESS == rc) {
+        r->pid = pid;
+        hand_over_pipes(s, p->rank, parent);
+        s->launched++;
+        return;
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (parent[i] >= 0) {
+            close(parent[i]);
+        }
+    }
+    start_failed(s, r);
+}
+
 static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
 {
     session_t *s = cbdata;
@@ -681,8 +879,7 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
     if (HERD_SUCCESS != rc || proc->node != s->my_candidate) {
         return rc;
     }
-    /* one of ours: start it now, while the mapper goes on */
-    const orte_job_app_t *app = &s->spec->apps[proc->app];
+    /* one of ours */
     orte_proc_record_t *r = &s->records[s->num_records++];
     memset(r, 0, sizeof(*r));
     r->rank = proc->rank;
@@ -695,70 +892,98 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
                 (proc->bound && s->nodes.simulated[proc->node]) ? " [simulated node: not applied]"
                                                                 : "");
     }
-    if (s->aborting) {
-        r->state = ORTE_PROC_START_FAILED;
-        r->aborted = true;
+    local_proc_t lp = {.rank = proc->rank,
+                       .app = proc->app,
+                       .local_rank = proc->local_rank,
+                       .node_rank = proc->node_rank,
+                       .bound = proc->bound,
+                       .cpuset = proc->bound ? (char *) proc->cpuset : NULL};
+    if (NULL == s->wireup) {
+        start_proc(s, r, &lp); /* now, while the mapper goes on */
         return HERD_SUCCESS;
     }
-    char **env = NULL;
-    if (HERD_SUCCESS != app_environment(s, proc->app, &env)) {
-        r->state = ORTE_PROC_START_FAILED;
-        r->exit_code = 1;
-        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
-        s->aborting = true;
-        return HERD_SUCCESS;
-    }
-    int child[3], parent[3];
-    bool target = orte_iof_base_stdin_wanted(s->spec->stdin_target, proc->rank);
-    if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
-                                                 0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
-                                                 child, parent)) {
-        fprintf(stderr, "session daemon on %s: cannot make the pipes of rank %u: %s\n",
-                s->node_name, proc->rank, strerror(errno));
-        r->state = ORTE_PROC_START_FAILED;
-        r->exit_code = 1;
-        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
-        s->aborting = true;
-        return HERD_SUCCESS;
-    }
-    orte_odls_proc_spec_t spec = {
-        .argv = app->argv,
-        .env = env,
-        .cwd = app->cwd,
-        .cpuset = proc->bound ? proc->cpuset : NULL,
-        .stdin_fd = child[0],
-        .stdout_fd = child[1],
-        .stderr_fd = child[2],
-        .node_name = s->node_name,
-        .simulated = s->nodes.simulated[proc->node],
-        .rank = proc->rank,
-        .size = s->num_procs,
-        .local_rank = proc->local_rank,
-        .local_size = s->local_size,
-        .node_rank = proc->node_rank,
-        .jobid = s->spec->seq,
-        .appnum = proc->app,
-    };
-    rc = s->odls->launch(s->procs, &spec);
-    orte_iof_base_close_child(child);
-    if (HERD_SUCCESS == rc) {
-        hand_over_pipes(s, proc->rank, parent);
-    } else {
-        for (int i = 0; i < 3; ++i) {
-            if (parent[i] >= 0) {
-                close(parent[i]);
-            }
+    /* The wireup registers the whole job (PMIx: its namespace, with every process's place)
+     * before any of its processes may connect: started once the map is complete. */
+    if (NULL == s->pending) {
+        s->pending = calloc(s->local_size > 0 ? s->local_size : 1, sizeof(*s->pending));
+        if (NULL == s->pending) {
+            return HERD_ERR_OUT_OF_RESOURCE;
         }
     }
-    if (HERD_SUCCESS != rc) {
-        r->state = ORTE_PROC_START_FAILED;
-        r->exit_code = 1;
-        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
-        s->aborting = true; /* the rest of this node would only be killed again */
-        return HERD_SUCCESS;
+    if (s->num_pending >= s->local_size) {
+        return HERD_ERR_BAD_PARAM;
     }
-    s->launched++;
+    if (NULL != lp.cpuset && NULL == (lp.cpuset = strdup(lp.cpuset))) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    s->pending[s->num_pending++] = lp;
     return HERD_SUCCESS;
+}
+
+/* The job as the wireup modules see it, once the database is complete. */
+static int register_wireup(session_t *s)
+{
+    uint32_t nc = s->launch->num_candidates, np = s->launch->num_participants;
+    s->node_names = calloc(nc > 0 ? nc : 1, sizeof(*s->node_names));
+    s->node_vpid = malloc((nc > 0 ? nc : 1) * sizeof(*s->node_vpid));
+    s->daemons = malloc((np > 0 ? np : 1) * sizeof(*s->daemons));
+    s->local_ranks = malloc((s->num_records > 0 ? s->num_records : 1) * sizeof(*s->local_ranks));
+    if (NULL == s->node_names || NULL == s->node_vpid || NULL == s->daemons ||
+        NULL == s->local_ranks) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    uint64_t universe = 0;
+    for (uint32_t c = 0; c < nc; ++c) {
+        s->node_names[c] = s->nodes.nodes[c].name;
+        s->node_vpid[c] = ORTE_VPID_INVALID;
+        universe += s->launch->slots[c];
+    }
+    for (uint32_t p = 0; p < np; ++p) {
+        s->node_vpid[s->launch->participants[p]] = p + 1;
+        s->daemons[p] = p + 1;
+    }
+    for (uint32_t i = 0; i < s->num_records; ++i) {
+        s->local_ranks[i] = s->records[i].rank;
+    }
+    snprintf(s->nspace_name, sizeof(s->nspace_name), "herd.%s", s->spec->jobid);
+    s->ns = (orte_wireup_nspace_t){
+        .index = 0,
+        .name = s->nspace_name,
+        .jobid = s->spec->jobid,
+        .seq = s->spec->seq,
+        .num_procs = s->num_procs,
+        .num_apps = s->spec->num_apps,
+        .universe_size = universe > UINT32_MAX ? UINT32_MAX : (uint32_t) universe,
+        .num_nodes = nc,
+        .node_names = s->node_names,
+        .my_node = s->my_candidate,
+        .local_ranks = s->local_ranks,
+        .num_local = s->num_records,
+        .db = s->db,
+        .db_name = opal_jobdb_name(s->db),
+        .parent_nspace = UINT32_MAX,
+        .parent_rank = UINT32_MAX,
+    };
+    return orte_session_wireup_add_nspace(s->wireup, &s->ns, s->daemons, np, s->node_vpid);
+}
+
+static void start_pending(session_t *s, int status)
+{
+    for (uint32_t i = 0; i < s->num_pending; ++i) {
+        orte_proc_record_t *r = find_record(s, s->pending[i].rank);
+        if (NULL != r && HERD_SUCCESS == status) {
+            start_proc(s, r, &s->pending[i]);
+        } else if (NULL != r && !s->aborting) {
+            start_failed(s, r);
+        } else if (NULL != r) {
+            r->state = ORTE_PROC_START_FAILED;
+            r->aborted = true;
+        }
+        free(s->pending[i].cpuset);
+    }
+    free(s->pending);
+    s->pending = NULL;
+    s->num_pending = 0;
 }
 
 static void map_and_launch(session_t *s)
@@ -774,6 +999,19 @@ static void map_and_launch(session_t *s)
     int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
     if (HERD_SUCCESS == rc && NULL != s->db) {
         rc = opal_jobdb_finish(s->db);
+    }
+    if (NULL != s->wireup) {
+        if (HERD_SUCCESS != rc) {
+            s->aborting = true; /* reported below, once */
+        }
+        int wrc = (HERD_SUCCESS == rc) ? register_wireup(s) : rc;
+        if (HERD_SUCCESS == rc && HERD_SUCCESS != wrc) {
+            fprintf(stderr,
+                    "session daemon on %s: the wireup cannot serve job %s (%s): its processes "
+                    "are not started (HERD_MCA_wireup selects which wireups run)\n",
+                    s->node_name, s->spec->jobid, opal_strerror(wrc));
+        }
+        start_pending(s, wrc);
     }
     s->mapping_done = true;
     all_handed_over(s);
@@ -1007,6 +1245,14 @@ static int build_proc_env(session_t *s)
     extern char **environ;
     bool our_blacklist = NULL != getenv(OPAL_TOPOLOGY_DEFAULT_MARK);
     for (char **e = environ; NULL != *e; ++e) {
+        /* and nothing of a wireup herdrun itself may run under (an outer mpirun or srun):
+         * our modules set their own, and a stale one would send a process elsewhere */
+        if ((0 == strncmp(*e, "PMIX_", 5) && 0 != strncmp(*e, "PMIX_MCA_", 9)) ||
+            0 == strncmp(*e, "PMI_", 4) || 0 == strncmp(*e, "OMPI_MCA_orte_", 14) ||
+            0 == strncmp(*e, "OMPI_COMM_WORLD", 15) || 0 == strncmp(*e, "HERD_WIREUP", 11) ||
+            0 == strncmp(*e, "HERD_JOBDB=", 11)) {
+            continue;
+        }
         if (0 == strncmp(*e, "HERD_DVM_", 9) || 0 == strncmp(*e, "HERD_SESSION_", 13) ||
             0 == strncmp(*e, "HWLOC_PLUGINS_PATH=", 19) ||
             0 == strncmp(*e, OPAL_TOPOLOGY_DEFAULT_MARK "=",
@@ -1081,6 +1327,62 @@ static void iof_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, con
     }
 }
 
+static int wireup_send(void *ctx, orte_vpid_t dst, uint16_t tag, const struct iovec *iov,
+                       int iovcnt)
+{
+    session_t *s = ctx;
+    if (NULL == s->overlay) {
+        return HERD_ERR_UNREACH;
+    }
+    return s->ovl->sendv(s->overlay, dst, tag, iov, iovcnt);
+}
+
+static void wireup_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    session_t *s = arg;
+    orte_session_wireup_deliver(s->wireup, src, tag, data, length);
+}
+
+/* A process asked for the job to be aborted: the shepherd ends the job and herdrun shows the
+ * message. Its record says so from now on, whatever its exit looks like. */
+static void wireup_abort(void *ctx, uint32_t nspace, uint32_t rank, int status,
+                         const char *message)
+{
+    session_t *s = ctx;
+    orte_proc_record_t *r = find_record(s, rank);
+    if (NULL == r || 0 != nspace || ORTE_PROC_ABORTED == r->state) {
+        return;
+    }
+    r->state = ORTE_PROC_ABORTED;
+    /* what a shell would see of exit(status) */
+    r->exit_code = status & 0xff;
+    if (0 == r->exit_code && 0 != status) {
+        r->exit_code = 1;
+    }
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == orte_proc_record_pack(&buffer, r) &&
+        HERD_SUCCESS == opal_buffer_pack_string(&buffer, NULL != message ? message : "")) {
+        send_buffer(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_ABORTED, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+/* The wireup modules, once the overlay can carry the engine's messages. */
+static int start_wireup(session_t *s)
+{
+    orte_session_wireup_config_t config = {.base = s->base,
+                                           .node_name = s->node_name,
+                                           .me = s->vpid,
+                                           .names = ORTE_SESSION_SHEPHERD,
+                                           .radix = s->launch->radix,
+                                           .send = wireup_send,
+                                           .abort = wireup_abort,
+                                           .ctx = s};
+    return orte_session_wireup_start(&config, &s->wireup);
+}
+
 static void iof_drained(void *cbdata)
 {
     session_t *s = cbdata;
@@ -1137,7 +1439,8 @@ static int start_overlay(session_t *s, int listen_fd)
                     {ORTE_SESSION_TAG_ABORT, recv_abort},
                     {ORTE_SESSION_TAG_SIGNAL, recv_signal},
                     {ORTE_SESSION_TAG_DONE, recv_done},
-                    {ORTE_SESSION_TAG_LOST, recv_lost}};
+                    {ORTE_SESSION_TAG_LOST, recv_lost},
+                    {ORTE_SESSION_TAG_ABORTED, recv_aborted}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         if (HERD_SUCCESS !=
             (rc = s->ovl->register_recv(s->overlay, handlers[i].tag, handlers[i].cb, s))) {
@@ -1147,6 +1450,11 @@ static int start_overlay(session_t *s, int listen_fd)
     for (int m = 0; m < ORTE_IOF_NUM_MSGS; ++m) {
         rc = s->ovl->register_recv(s->overlay, (uint16_t) (ORTE_SESSION_TAG_IOF + m), iof_recv, s);
         if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    for (uint16_t t = ORTE_WIREUP_TAG_BASE; t < ORTE_WIREUP_TAG_END; ++t) {
+        if (HERD_SUCCESS != (rc = s->ovl->register_recv(s->overlay, t, wireup_recv, s))) {
             return rc;
         }
     }
@@ -1196,6 +1504,16 @@ static void session_release(session_t *s)
         s->odls->destroy(s->procs); /* kills what still runs, and waits for it */
     }
     orte_odls_base_close();
+    orte_session_wireup_stop(s->wireup);
+    s->wireup = NULL;
+    for (uint32_t i = 0; i < s->num_pending; ++i) {
+        free(s->pending[i].cpuset);
+    }
+    free(s->pending);
+    free(s->node_names);
+    free(s->node_vpid);
+    free(s->daemons);
+    free(s->local_ranks);
     if (NULL != s->source) {
         s->iof->source_destroy(s->source);
         s->source = NULL;
@@ -1364,6 +1682,12 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock)
                           s);
     free(problems);
     if (HERD_SUCCESS != rc) {
+        goto out;
+    }
+    /* while the checks travel: the wireup (a PMIx server takes a few ms to start) */
+    if (HERD_SUCCESS != (rc = start_wireup(s))) {
+        fprintf(stderr, "herdd --session on %s: cannot start the wireup of job %s: %s\n",
+                s->node_name, s->spec->jobid, opal_strerror(rc));
         goto out;
     }
     opal_event_base_loop(s->base, false);

@@ -26,6 +26,10 @@ enum {
     /* 24 .. 24 + ORTE_IOF_NUM_MSGS - 1: the iof protocol between the session daemons'
      * sources and herdrun's sink (orte/mca/iof/iof.h, docs/iof.md) */
     ORTE_SESSION_TAG_IOF = 24,
+    ORTE_SESSION_TAG_ABORTED = 30, /* session -> shepherd: {record, string message}: a process
+                                      asked for the job to be aborted (MPI_Abort) */
+    /* 32 ..: the wireup engine's messages between session daemons
+     * (orte/mca/wireup/base/base.h) */
 };
 
 /* The collective every session daemon and herdrun start once connected: an allgather of the
@@ -38,6 +42,8 @@ typedef enum orte_proc_state {
     ORTE_PROC_EXITED = 0,       /* ran and exited (or was killed): see signaled/exit_code */
     ORTE_PROC_START_FAILED = 1, /* could not be started (exec, chdir, binding) */
     ORTE_PROC_LOST = 2,         /* its session daemon is gone: fate unknown */
+    ORTE_PROC_ABORTED = 3,      /* asked for the job to be aborted (exit_code: its status) */
+    ORTE_PROC_UNFINALIZED = 4,  /* exited with status 0 without finalizing its wireup */
 } orte_proc_state_t;
 
 /* How one process ended and what it used. */
@@ -64,7 +70,8 @@ OPAL_EXPORT int orte_proc_record_unpack(opal_buffer_t *buffer, orte_proc_record_
 OPAL_EXPORT bool orte_proc_record_failed(const orte_proc_record_t *record);
 /* What a launcher exits with for this record: exit code, 128 + signal, or 1. */
 OPAL_EXPORT int orte_proc_record_status(const orte_proc_record_t *record);
-/* "exited with status 3", "was killed by signal 9 (Killed)", "could not be started". */
+/* "exited with status 3", "was killed by signal 9 (Killed)", "could not be started", "called
+ * abort with status 3", "exited without finalizing". */
 OPAL_EXPORT void orte_proc_record_describe(const orte_proc_record_t *record, char *text,
                                            size_t size);
 

@@ -36,6 +36,7 @@ typedef struct orte_odls_proc_spec {
      * 3 + i in the process; at most ORTE_ODLS_MAX_EXTRA_FDS */
     const int *extra_fds;
     int num_extra_fds;
+    pid_t *pid;            /* where launch() puts the process's pid on success (may be NULL) */
     const char *node_name; /* for messages (NULL: "this node") */
     bool simulated;        /* a simulated node: its cpusets do not exist here, so do not bind */
     /* the numbers given to the process as HERD_RANK, HERD_SIZE, ... */

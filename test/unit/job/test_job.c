@@ -1137,6 +1137,27 @@ static void test_record_lost(void **state)
     check_record(&r, true, 1, "was lost with its node's session daemon");
 }
 
+static void test_record_aborted(void **state)
+{
+    (void) state;
+    orte_proc_record_t r = record_exited(5);
+    r.state = ORTE_PROC_ABORTED;
+    check_record(&r, true, 5, "called abort with status 5");
+    /* an aborted job never reports success, even for abort(0) */
+    r.exit_code = 0;
+    check_record(&r, true, 1, "called abort with status 0");
+}
+
+static void test_record_unfinalized(void **state)
+{
+    (void) state;
+    orte_proc_record_t r = record_exited(0);
+    r.state = ORTE_PROC_UNFINALIZED;
+    check_record(&r, true, 1,
+                 "exited with status 0 without finalizing (after MPI_Init, PMIx_Init or "
+                 "herd_init)");
+}
+
 /* describe never writes past the size it is given. */
 static void test_record_describe_small(void **state)
 {
@@ -1187,7 +1208,15 @@ static void test_record_rejects(void **state)
     assert_int_equal(HERD_SUCCESS, orte_proc_record_pack(&buffer, &r));
     assert_int_equal(HERD_SUCCESS, decode_record(&buffer));
     opal_buffer_destruct(&buffer);
-    r.state = ORTE_PROC_LOST + 1;
+    /* the states after LOST: a process that called abort, one that did not finalize */
+    for (uint8_t state = ORTE_PROC_ABORTED; state <= ORTE_PROC_UNFINALIZED; ++state) {
+        r.state = state;
+        opal_buffer_init(&buffer);
+        assert_int_equal(HERD_SUCCESS, orte_proc_record_pack(&buffer, &r));
+        assert_int_equal(HERD_SUCCESS, decode_record(&buffer));
+        opal_buffer_destruct(&buffer);
+    }
+    r.state = ORTE_PROC_UNFINALIZED + 1;
     opal_buffer_init(&buffer);
     assert_int_equal(HERD_SUCCESS, orte_proc_record_pack(&buffer, &r));
     assert_int_equal(HERD_ERR_UNPACK_FAILURE, decode_record(&buffer));
@@ -1691,6 +1720,8 @@ int main(void)
         cmocka_unit_test(test_record_signal_9),
         cmocka_unit_test(test_record_start_failed),
         cmocka_unit_test(test_record_lost),
+        cmocka_unit_test(test_record_aborted),
+        cmocka_unit_test(test_record_unfinalized),
         cmocka_unit_test(test_record_describe_small),
         cmocka_unit_test(test_record_rejects),
         cmocka_unit_test(test_record_truncated),

@@ -570,6 +570,9 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     report[0] = -1;
     opal_output_verbose(10, orte_odls_base_framework.output, "odls: rank %u on %s is pid %d (%s)",
                         spec->rank, node, (int) pid, program);
+    if (NULL != spec->pid) {
+        *spec->pid = pid;
+    }
     rc = HERD_SUCCESS;
 
 out:
