@@ -57,8 +57,7 @@ static void host_abort(void *ctx, uint32_t nspace, uint32_t rank, int status, co
     w->config.abort(w->config.ctx, nspace, rank, status, message);
 }
 
-static int host_spawn(void *ctx, uint32_t parent_nspace, uint32_t parent_rank,
-                      const orte_wireup_spawn_app_t *apps, uint32_t num_apps,
+static int host_spawn(void *ctx, const orte_wireup_spawn_request_t *request,
                       orte_wireup_spawn_fn_t cb, void *cbdata)
 {
     return HERD_ERR_NOT_SUPPORTED;

@@ -190,6 +190,18 @@ typedef struct orte_wireup_spawn_app {
     uint32_t np;
 } orte_wireup_spawn_app_t;
 
+/* A request for more processes (MPI_Comm_spawn): a new namespace on the job's nodes. */
+typedef struct orte_wireup_spawn_request {
+    uint32_t parent_nspace; /* who asks */
+    uint32_t parent_rank;
+    const orte_wireup_spawn_app_t *apps;
+    uint32_t num_apps;
+    /* keys the new processes find stored under their namespace (PMI-1's "preput") */
+    const char *const *preput_keys;
+    const char *const *preput_values;
+    uint32_t num_preput;
+} orte_wireup_spawn_request_t;
+
 /* The new namespace's index, or an error and a sentence saying why. */
 typedef void (*orte_wireup_spawn_fn_t)(int status, uint32_t nspace, const char *error,
                                        void *cbdata);
@@ -202,9 +214,8 @@ typedef struct orte_wireup_host {
     /* A process asked for the job to be aborted (MPI_Abort, herd_abort, PMI abort). */
     void (*abort)(void *ctx, uint32_t nspace, uint32_t rank, int status, const char *message);
     /* A process asks for more processes to be started (MPI_Comm_spawn): a new namespace on the
-     * job's nodes. info: the parent's process. */
-    int (*spawn)(void *ctx, uint32_t parent_nspace, uint32_t parent_rank,
-                 const orte_wireup_spawn_app_t *apps, uint32_t num_apps, orte_wireup_spawn_fn_t cb,
+     * job's nodes, known to every module here before cb runs. The request is copied. */
+    int (*spawn)(void *ctx, const orte_wireup_spawn_request_t *request, orte_wireup_spawn_fn_t cb,
                  void *cbdata);
     /* A namespace (its numbers, names and database) by index; NULL when unknown here. */
     const orte_wireup_nspace_t *(*nspace)(void *ctx, uint32_t index);

@@ -42,19 +42,20 @@ static void harness_abort(void *ctx, uint32_t nspace, uint32_t rank, int status,
     }
 }
 
-static int harness_spawn(void *ctx, uint32_t parent_nspace, uint32_t parent_rank,
-                         const orte_wireup_spawn_app_t *apps, uint32_t num_apps,
+static int harness_spawn(void *ctx, const orte_wireup_spawn_request_t *req,
                          orte_wireup_spawn_fn_t cb, void *cbdata)
 {
     wireup_harness_t *h = ctx;
     if (h->num_spawns < WIREUP_HARNESS_MAX_RECORDS) {
         wireup_harness_spawn_t *s = &h->spawns[h->num_spawns++];
-        s->parent_nspace = parent_nspace;
-        s->parent_rank = parent_rank;
-        s->num_apps = num_apps;
-        s->np = num_apps > 0 ? apps[0].np : 0;
-        s->argv0 = strdup(
-            num_apps > 0 && NULL != apps[0].argv && NULL != apps[0].argv[0] ? apps[0].argv[0] : "");
+        const orte_wireup_spawn_app_t *app = req->num_apps > 0 ? &req->apps[0] : NULL;
+        s->parent_nspace = req->parent_nspace;
+        s->parent_rank = req->parent_rank;
+        s->num_apps = req->num_apps;
+        s->np = NULL != app ? app->np : 0;
+        s->argv0 = strdup(NULL != app && NULL != app->argv && NULL != app->argv[0] ? app->argv[0]
+                                                                                  : "");
+        s->num_preput = req->num_preput;
     }
     return h->spawn_status;
 }

@@ -30,6 +30,7 @@ typedef struct wireup_harness_spawn {
     uint32_t num_apps;
     uint32_t np; /* of the first app */
     char *argv0; /* of the first app */
+    uint32_t num_preput;
 } wireup_harness_spawn_t;
 
 typedef struct wireup_harness {
