@@ -339,3 +339,84 @@ err:
     orte_job_launch_free(launch);
     return HERD_ERR_VERSION_MISMATCH == rc ? rc : HERD_ERR_UNPACK_FAILURE;
 }
+
+void orte_job_spawn_free(orte_job_spawn_t *spawn)
+{
+    if (NULL == spawn) {
+        return;
+    }
+    orte_job_spec_free(spawn->spec);
+    opal_argv_free(spawn->preput_keys);
+    opal_argv_free(spawn->preput_values);
+    free(spawn);
+}
+
+int orte_job_spawn_pack(opal_buffer_t *buffer, const orte_job_spawn_t *spawn)
+{
+    int rc;
+    if (NULL == buffer || NULL == spawn || NULL == spawn->spec ||
+        (size_t) opal_argv_count(spawn->preput_keys) != spawn->num_preput ||
+        (size_t) opal_argv_count(spawn->preput_values) != spawn->num_preput) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, ORTE_JOB_SPAWN_WIRE_VERSION)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spawn->req_id)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spawn->requester)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spawn->parent_nspace)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spawn->parent_rank)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spawn->nspace)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, spawn->offset)) ||
+        HERD_SUCCESS != (rc = orte_job_spec_pack(buffer, spawn->spec)) ||
+        HERD_SUCCESS != (rc = pack_argv(buffer, spawn->preput_keys)) ||
+        HERD_SUCCESS != (rc = pack_argv(buffer, spawn->preput_values))) {
+        return rc;
+    }
+    return HERD_SUCCESS;
+}
+
+int orte_job_spawn_unpack(opal_buffer_t *buffer, orte_job_spawn_t **out)
+{
+    uint32_t version = 0;
+    if (NULL == buffer || NULL == out) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    int rc = opal_buffer_unpack_uint32(buffer, &version);
+    if (HERD_SUCCESS != rc) {
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    if (ORTE_JOB_SPAWN_WIRE_VERSION != version) {
+        return HERD_ERR_VERSION_MISMATCH;
+    }
+    orte_job_spawn_t *sp = calloc(1, sizeof(*sp));
+    if (NULL == sp) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &sp->req_id)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &sp->requester)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &sp->parent_nspace)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &sp->parent_rank)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &sp->nspace)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &sp->offset)) ||
+        HERD_SUCCESS != (rc = orte_job_spec_unpack(buffer, &sp->spec)) ||
+        HERD_SUCCESS != (rc = unpack_argv(buffer, ORTE_JOB_MAX_PREPUT, &sp->preput_keys)) ||
+        HERD_SUCCESS != (rc = unpack_argv(buffer, ORTE_JOB_MAX_PREPUT, &sp->preput_values))) {
+        goto err;
+    }
+    sp->num_preput = (uint32_t) opal_argv_count(sp->preput_keys);
+    if (sp->num_preput != (uint32_t) opal_argv_count(sp->preput_values)) {
+        rc = HERD_ERR_UNPACK_FAILURE;
+        goto err;
+    }
+    for (uint32_t a = 0; a < sp->spec->num_apps; ++a) {
+        if (0 == sp->spec->apps[a].np) {
+            rc = HERD_ERR_UNPACK_FAILURE; /* a spawn says how many */
+            goto err;
+        }
+    }
+    *out = sp;
+    return HERD_SUCCESS;
+
+err:
+    orte_job_spawn_free(sp);
+    return HERD_ERR_VERSION_MISMATCH == rc ? rc : HERD_ERR_UNPACK_FAILURE;
+}

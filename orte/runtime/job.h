@@ -99,6 +99,31 @@ OPAL_EXPORT int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launc
 OPAL_EXPORT int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
                                        orte_job_launch_t **launch);
 
+/* A spawn (MPI_Comm_spawn) as it travels over the job's overlay: from the asking process's
+ * session daemon to herdrun (nspace and offset 0), then from herdrun to every session daemon
+ * with the new namespace's index and the first id of its processes. The spec holds the apps
+ * (argv, env, cwd, np); herdrun completes it (job id, policies) before passing it on. */
+#define ORTE_JOB_SPAWN_WIRE_VERSION 1u
+#define ORTE_JOB_MAX_PREPUT         4096u
+typedef struct orte_job_spawn {
+    uint32_t req_id;        /* the asking daemon's number for the request */
+    uint32_t requester;     /* its vpid */
+    uint32_t parent_nspace; /* the asking process */
+    uint32_t parent_rank;
+    uint32_t nspace; /* the new namespace's index (herdrun's) */
+    uint32_t offset; /* the first id of its processes in the job (herdrun's) */
+    orte_job_spec_t *spec;
+    char **preput_keys; /* keys the new processes find in their namespace (NULL: none) */
+    char **preput_values;
+    uint32_t num_preput;
+} orte_job_spawn_t;
+
+OPAL_EXPORT void orte_job_spawn_free(orte_job_spawn_t *spawn);
+OPAL_EXPORT int orte_job_spawn_pack(opal_buffer_t *buffer, const orte_job_spawn_t *spawn);
+/* Malformed input is HERD_ERR_UNPACK_FAILURE or HERD_ERR_VERSION_MISMATCH, never a crash.
+ * *spawn set only on success. */
+OPAL_EXPORT int orte_job_spawn_unpack(opal_buffer_t *buffer, orte_job_spawn_t **spawn);
+
 /* The job's total np as the user asked for it (0 when some app takes every free slot). */
 OPAL_EXPORT uint64_t orte_job_spec_requested_np(const orte_job_spec_t *spec);
 

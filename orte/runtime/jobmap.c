@@ -112,3 +112,28 @@ int orte_jobmap_apps(const orte_job_spec_t *spec, orte_rmaps_app_t **apps_out)
     *apps_out = apps;
     return HERD_SUCCESS;
 }
+
+int orte_jobmap_spawn_nodes(const orte_jobmap_nodes_t *nodes, const uint32_t *participants,
+                            uint32_t num_participants, const uint32_t *used,
+                            orte_rmaps_node_t **out)
+{
+    orte_rmaps_node_t *list = calloc(num_participants > 0 ? num_participants : 1, sizeof(*list));
+    if (NULL == list) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t p = 0; p < num_participants; ++p) {
+        uint32_t c = participants[p];
+        if (c >= nodes->num) {
+            free(list);
+            return HERD_ERR_BAD_PARAM;
+        }
+        list[p] = nodes->nodes[c];
+        list[p].slots = used[c] < list[p].slots ? list[p].slots - used[c] : 0;
+        /* a node's hard limit counts what runs there already (0 stays "no limit") */
+        if (list[p].max_slots > 0) {
+            list[p].max_slots = used[c] < list[p].max_slots ? list[p].max_slots - used[c] : 1;
+        }
+    }
+    *out = list;
+    return HERD_SUCCESS;
+}

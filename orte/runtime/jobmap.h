@@ -34,4 +34,12 @@ OPAL_EXPORT void orte_jobmap_nodes_destruct(orte_jobmap_nodes_t *nodes);
  * outlive *apps (seq host lists are borrowed). */
 OPAL_EXPORT int orte_jobmap_apps(const orte_job_spec_t *spec, orte_rmaps_app_t **apps);
 
+/* The nodes a spawn of the job maps over: its participants (the nodes running a session daemon),
+ * in participant order, each with the slots the job's processes left free there (used: per
+ * candidate, the processes placed so far). *out (free it; names and topologies borrowed from
+ * nodes) set only on success. */
+OPAL_EXPORT int orte_jobmap_spawn_nodes(const orte_jobmap_nodes_t *nodes,
+                                        const uint32_t *participants, uint32_t num_participants,
+                                        const uint32_t *used, orte_rmaps_node_t **out);
+
 #endif /* ORTE_RUNTIME_JOBMAP_H */

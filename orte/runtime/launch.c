@@ -37,6 +37,23 @@
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
 
+/* A namespace the job spawned: its processes' ids are offset .. offset + size - 1. */
+typedef struct spawned {
+    uint32_t offset;
+    uint32_t size;
+} spawned_t;
+
+/* A spawn being started. */
+typedef struct spawn_op {
+    struct spawn_op *next;
+    uint32_t nspace;
+    orte_vpid_t requester;
+    uint32_t req_id;
+    uint32_t acks;
+    int status;
+    char *error;
+} spawn_op_t;
+
 typedef struct job {
     orte_dvm_t *dvm;           /* NULL: a one-node job of this host, run without a DVM */
     orte_dvm_client_t *client; /* a running DVM reached as a tool (--dvm-uri) */
@@ -85,6 +102,15 @@ typedef struct job {
     opal_event_t *grace_timer;
     opal_event_t *deadline_timer;
     opal_event_t *start_timer; /* until every session daemon has checked in */
+
+    /* spawns (MPI_Comm_spawn): planned here, started by the session daemons */
+    orte_jobmap_nodes_t *nodes; /* the candidates, kept while the job runs */
+    uint32_t *used;             /* per candidate: processes placed there so far */
+    uint32_t num_procs;         /* the job's own */
+    uint32_t next_id;           /* the first id of the next spawn's processes */
+    spawned_t *spawns;          /* namespace index - 1 */
+    uint32_t num_spawns;
+    spawn_op_t *spawn_ops; /* waiting for every session daemon's acknowledgement */
 } job_t;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -99,10 +125,13 @@ static void job_finish(job_t *job)
 }
 
 static void take_pipes(job_t *job);
+static void describe_rank(const job_t *job, uint32_t id, char *text, size_t size);
+static void fail_spawns(job_t *job);
 
 static void check_finished(job_t *job)
 {
-    if (job->num_eof + 1 >= job->size && (job->report_received || job->start_failed)) {
+    if (job->num_eof + 1 >= job->size && (job->report_received || job->start_failed) &&
+        NULL == job->spawn_ops) {
         if (NULL != job->source && !job->source_drained) {
             /* every process exited: what is left in their pipes is the last of the output */
             if (!job->source_finishing) {
@@ -204,8 +233,9 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
         free(message);
         return; /* we asked for it */
     }
-    char how[160];
+    char how[160], who[64];
     orte_proc_record_describe(&r, how, sizeof(how));
+    describe_rank(job, r.rank, who, sizeof(who));
     const char *then = (2u == action) ? "; the job goes on without it (errmgr continue)" : "";
     if (ORTE_PROC_LOST == r.state) {
         fprintf(stderr,
@@ -217,15 +247,15 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                 job->spec->jobid, node_name(job, r.node));
     } else if (ORTE_PROC_ABORTED == r.state) {
         /* MPI_Abort, PMI abort, herd_abort: the process's own words, if it gave any */
-        fprintf(stderr, "herdrun: job %s: rank %u on node %s (pid %d) %s%s%s; the job is aborted\n",
-                job->spec->jobid, r.rank, node_name(job, r.node), (int) r.pid, how,
+        fprintf(stderr, "herdrun: job %s: %s on node %s (pid %d) %s%s%s; the job is aborted\n",
+                job->spec->jobid, who, node_name(job, r.node), (int) r.pid, how,
                 (NULL != message && '\0' != *message) ? ": " : "",
                 NULL != message ? message : "");
     } else if (r.pid > 0) {
-        fprintf(stderr, "herdrun: job %s: rank %u on node %s (pid %d) %s%s\n", job->spec->jobid,
-                r.rank, node_name(job, r.node), (int) r.pid, how, then);
+        fprintf(stderr, "herdrun: job %s: %s on node %s (pid %d) %s%s\n", job->spec->jobid, who,
+                node_name(job, r.node), (int) r.pid, how, then);
     } else {
-        fprintf(stderr, "herdrun: job %s: rank %u on node %s %s%s\n", job->spec->jobid, r.rank,
+        fprintf(stderr, "herdrun: job %s: %s on node %s %s%s\n", job->spec->jobid, who,
                 node_name(job, r.node), how, then);
     }
     fflush(stderr);
@@ -331,6 +361,9 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
         /* the shepherd may be the one gone: its report will not come */
         job->report_received = job->report_received || peer == ORTE_SESSION_SHEPHERD;
         job_abort(job, 0);
+    }
+    if (cut > 0) {
+        fail_spawns(job);
     }
     check_finished(job);
 }
@@ -689,8 +722,260 @@ static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *ap
         fprintf(stderr, "herdrun: the job has no processes to start\n");
         rc = HERD_ERR_SILENT;
     }
+    if (HERD_SUCCESS == rc) {
+        /* what a spawn plans with */
+        job->nodes = nodes;
+        job->used = counts.per_node;
+        job->num_procs = counts.total;
+        job->next_id = counts.total;
+        return rc;
+    }
     free(counts.per_node);
     return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* spawns: a process asks for more processes (MPI_Comm_spawn); herdrun plans them on the job's
+ * nodes (reporting an impossible map now, once), then every session daemon maps and starts its
+ * share and acknowledges; the asking daemon hears once all have. */
+
+static void spawn_respond(job_t *job, orte_vpid_t requester, uint32_t req_id, int status,
+                          uint32_t nspace, const char *error)
+{
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, req_id) &&
+        HERD_SUCCESS == opal_buffer_pack_int32(&buffer, status) &&
+        HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, nspace) &&
+        HERD_SUCCESS == opal_buffer_pack_string(&buffer, NULL != error ? error : "")) {
+        job->ovl->send(job->overlay, requester, ORTE_SESSION_TAG_SPAWN_RESP, buffer.base,
+                       buffer.used);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+/* How many processes of the spawn go to each participant (an impossible map is reported). */
+static int plan_spawn(job_t *job, const orte_job_spec_t *spec, uint32_t *per_part, uint32_t *total)
+{
+    uint32_t np = job->launch.num_participants;
+    orte_rmaps_node_t *list = NULL;
+    orte_rmaps_app_t *apps = NULL;
+    uint32_t n = 0;
+    int rc = orte_jobmap_spawn_nodes(job->nodes, job->launch.participants, np, job->used, &list);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_jobmap_apps(spec, &apps);
+    }
+    if (HERD_SUCCESS == rc) {
+        orte_rmaps_job_t mjob = {.nodes = list,
+                                 .num_nodes = np,
+                                 .apps = apps,
+                                 .num_apps = spec->num_apps,
+                                 .planned = plan_counts};
+        plan_counts_t counts = {.per_node = per_part, .num_nodes = np};
+        rc = orte_rmaps_base_map_job(&mjob, never_emitted, &counts, &n);
+        if (HERD_ERR_TAKE_NEXT == rc) {
+            rc = HERD_SUCCESS;
+            *total = counts.total;
+        }
+    }
+    free(list);
+    free(apps);
+    return rc;
+}
+
+/* What the job's processes of a spawn get that the asking process did not say. */
+static int complete_spawn(job_t *job, orte_job_spec_t *c, uint32_t nspace)
+{
+    char jobid[OPAL_JOBDB_ID_MAX];
+    snprintf(jobid, sizeof(jobid), "%s.%u", job->spec->jobid, nspace);
+    free(c->jobid);
+    c->jobid = strdup(jobid);
+    c->seq = job->spec->seq;
+    c->flags = job->spec->flags & ORTE_JOB_FLAG_REPORT_BINDINGS;
+    c->oversubscribe = job->spec->oversubscribe;
+    c->nooversubscribe = job->spec->nooversubscribe;
+    c->stdin_target = ORTE_IOF_STDIN_NONE;
+    c->kill_grace_ms = job->spec->kill_grace_ms;
+    opal_argv_free(c->hosts);
+    c->hosts = NULL;
+    opal_argv_free(c->mca);
+    c->mca = opal_argv_copy(job->spec->mca);
+    for (uint32_t a = 0; a < c->num_apps; ++a) {
+        orte_job_app_t *app = &c->apps[a];
+        free(app->map_by);
+        free(app->rank_by);
+        free(app->bind_to);
+        opal_argv_free(app->seq_hosts);
+        app->map_by = app->rank_by = app->bind_to = NULL;
+        app->seq_hosts = NULL;
+        if (NULL == app->cwd && NULL != job->spec->apps[0].cwd &&
+            NULL == (app->cwd = strdup(job->spec->apps[0].cwd))) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    return NULL == c->jobid || (NULL != job->spec->mca && NULL == c->mca) ? HERD_ERR_OUT_OF_RESOURCE
+                                                                          : HERD_SUCCESS;
+}
+
+static void recv_spawn_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                           const void *data, size_t length, void *arg)
+{
+    job_t *job = arg;
+    opal_buffer_t buffer;
+    orte_job_spawn_t *sp = NULL;
+    opal_buffer_init(&buffer);
+    int rc = opal_buffer_load(&buffer, data, length);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_job_spawn_unpack(&buffer, &sp);
+    }
+    opal_buffer_destruct(&buffer);
+    if (HERD_SUCCESS != rc || src == 0 || src >= job->size) {
+        opal_output(OPAL_OUTPUT_STDERR,
+                    "herdrun: ignoring a malformed spawn request from session daemon %u", src);
+        orte_job_spawn_free(sp);
+        return;
+    }
+    uint32_t np = job->launch.num_participants;
+    uint32_t *per_part = calloc(np, sizeof(*per_part));
+    uint32_t total = 0;
+    uint32_t nspace = job->num_spawns + 1;
+    const char *error = NULL;
+    if (job->aborting) {
+        rc = HERD_ERR_UNREACH;
+        error = "the job is being aborted";
+    } else if (NULL == per_part || NULL == job->nodes) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        error = "herdrun is out of memory";
+    } else if (HERD_SUCCESS != (rc = complete_spawn(job, sp->spec, nspace))) {
+        error = "herdrun is out of memory";
+    } else if (HERD_SUCCESS != (rc = plan_spawn(job, sp->spec, per_part, &total))) {
+        error = "the spawned processes do not fit on the job's nodes (herdrun said why); "
+                "start the job with --oversubscribe or more slots";
+    } else if ((uint64_t) job->next_id + total > UINT32_MAX - 1) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        error = "the job has spawned too many processes";
+    }
+    spawned_t *grown = (HERD_SUCCESS == rc)
+                           ? realloc(job->spawns, (job->num_spawns + 1) * sizeof(*grown))
+                           : NULL;
+    spawn_op_t *op = (NULL != grown) ? calloc(1, sizeof(*op)) : NULL;
+    if (HERD_SUCCESS == rc && NULL != grown) {
+        job->spawns = grown;
+    }
+    if (HERD_SUCCESS == rc && NULL == op) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        error = "herdrun is out of memory";
+    }
+    if (HERD_SUCCESS != rc) {
+        spawn_respond(job, src, sp->req_id, rc, 0, error);
+        free(per_part);
+        orte_job_spawn_free(sp);
+        return;
+    }
+    job->spawns[job->num_spawns++] = (spawned_t){.offset = job->next_id, .size = total};
+    for (uint32_t p = 0; p < np; ++p) {
+        job->used[job->launch.participants[p]] += per_part[p];
+    }
+    free(per_part);
+    sp->nspace = nspace;
+    sp->offset = job->next_id;
+    sp->requester = src;
+    job->next_id += total;
+    *op = (spawn_op_t){.next = job->spawn_ops, .nspace = nspace, .requester = src,
+                       .req_id = sp->req_id};
+    job->spawn_ops = op;
+    opal_buffer_init(&buffer);
+    rc = orte_job_spawn_pack(&buffer, sp);
+    for (orte_vpid_t v = 1; HERD_SUCCESS == rc && v < job->size; ++v) {
+        if (HERD_SUCCESS != job->ovl->send(job->overlay, v, ORTE_SESSION_TAG_SPAWN, buffer.base,
+                                           buffer.used)) {
+            op->acks++; /* gone: its loss is reported on its own */
+            op->status = HERD_ERR_UNREACH;
+        }
+    }
+    opal_buffer_destruct(&buffer);
+    orte_job_spawn_free(sp);
+}
+
+static void spawn_op_done(job_t *job, spawn_op_t *op)
+{
+    for (spawn_op_t **p = &job->spawn_ops; NULL != *p; p = &(*p)->next) {
+        if (*p == op) {
+            *p = op->next;
+            break;
+        }
+    }
+    spawn_respond(job, op->requester, op->req_id, op->status, op->nspace, op->error);
+    free(op->error);
+    free(op);
+    check_finished(job);
+}
+
+static void recv_spawn_ack(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                           const void *data, size_t length, void *arg)
+{
+    job_t *job = arg;
+    opal_buffer_t buffer;
+    uint32_t nspace = 0, started = 0;
+    int32_t status = 0;
+    char *error = NULL;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS != opal_buffer_load(&buffer, data, length) ||
+        HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &nspace) ||
+        HERD_SUCCESS != opal_buffer_unpack_int32(&buffer, &status) ||
+        HERD_SUCCESS != opal_buffer_unpack_uint32(&buffer, &started) ||
+        HERD_SUCCESS != opal_buffer_unpack_string(&buffer, &error) || src == 0 ||
+        src >= job->size || status > 0) {
+        opal_buffer_destruct(&buffer);
+        free(error);
+        return;
+    }
+    opal_buffer_destruct(&buffer);
+    if (started > 0 && job->eof[src]) {
+        /* it had finished: it has processes again, and will say when they are done */
+        job->eof[src] = false;
+        job->num_eof--;
+    }
+    for (spawn_op_t *op = job->spawn_ops; NULL != op; op = op->next) {
+        if (op->nspace == nspace) {
+            if (HERD_SUCCESS != status && HERD_SUCCESS == op->status) {
+                op->status = status;
+                op->error = (NULL != error && '\0' != *error) ? strdup(error) : NULL;
+            }
+            if (++op->acks + 1 >= job->size) {
+                spawn_op_done(job, op);
+            }
+            break;
+        }
+    }
+    free(error);
+}
+
+/* A spawn in flight cannot complete once a daemon is gone: it fails. */
+static void fail_spawns(job_t *job)
+{
+    while (NULL != job->spawn_ops) {
+        spawn_op_t *op = job->spawn_ops;
+        if (HERD_SUCCESS == op->status) {
+            op->status = HERD_ERR_UNREACH;
+            free(op->error);
+            op->error = strdup("a session daemon of the job was lost");
+        }
+        spawn_op_done(job, op);
+    }
+}
+
+/* "rank 3", or "rank 1 of spawn 2" for a spawned process's id. */
+static void describe_rank(const job_t *job, uint32_t id, char *text, size_t size)
+{
+    for (uint32_t k = job->num_spawns; k > 0; --k) {
+        const spawned_t *sp = &job->spawns[k - 1];
+        if (id >= sp->offset && id - sp->offset < sp->size) {
+            snprintf(text, size, "rank %u of spawn %u", id - sp->offset, k);
+            return;
+        }
+    }
+    snprintf(text, size, "rank %u", id);
 }
 
 static const orte_inventory_t *job_inventory(const job_t *job, uint32_t node_index)
@@ -981,7 +1266,9 @@ static int open_sink(job_t *job)
     } handlers[] = {{ORTE_SESSION_TAG_OUTPUT, recv_output},
                     {ORTE_SESSION_TAG_FAILURE, recv_failure},
                     {ORTE_SESSION_TAG_REPORT, recv_report},
-                    {ORTE_SESSION_TAG_EOF, recv_eof}};
+                    {ORTE_SESSION_TAG_EOF, recv_eof},
+                    {ORTE_SESSION_TAG_SPAWN_REQ, recv_spawn_req},
+                    {ORTE_SESSION_TAG_SPAWN_ACK, recv_spawn_ack}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         rc = job->ovl->register_recv(job->overlay, handlers[i].tag, handlers[i].cb, job);
         if (HERD_SUCCESS != rc) {
@@ -1234,6 +1521,14 @@ out:
     opal_argv_free(all_pairs);
     free(job->eof);
     free(job->report);
+    free(job->used);
+    free(job->spawns);
+    while (NULL != job->spawn_ops) {
+        spawn_op_t *op = job->spawn_ops;
+        job->spawn_ops = op->next;
+        free(op->error);
+        free(op);
+    }
     free(job->candidate_names);
     free(job->launch.node_index);
     free(job->launch.slots);

@@ -45,6 +45,43 @@ typedef struct local_proc {
     char *cpuset; /* NULL when not bound */
 } local_proc_t;
 
+/* A namespace served here: the job (index 0) or processes it spawned (1, 2, ...). */
+typedef struct nsjob {
+    uint32_t index;
+    uint32_t offset;             /* the ids of its processes here: offset + rank */
+    const orte_job_spec_t *spec; /* its apps */
+    orte_job_spec_t *own_spec;   /* a spawn's (freed with it) */
+    opal_jobdb_t *db;            /* this node's database of it */
+    bool own_db;                 /* a spawn's (the job's is the session's) */
+    uint32_t num_procs;
+    uint32_t local_size;
+    uint32_t launched;
+    uint32_t parent_nspace; /* a spawn's parent, else UINT32_MAX */
+    uint32_t parent_rank;
+    char ***app_env;    /* per app: the processes' environment, made at its first process */
+    uint32_t num_nodes; /* its node table: the job's candidates, or (a spawn) its participants */
+    uint32_t *per_node; /* its processes per node of that table */
+    /* as the wireup modules see it */
+    orte_wireup_nspace_t ns;
+    char name[OPAL_JOBDB_ID_MAX + 16];
+    const char **node_names;
+    orte_vpid_t *node_vpid; /* per node of its table: the session daemon there */
+    orte_vpid_t *daemons;   /* those hosting its processes */
+    uint32_t num_daemons;
+    uint32_t *local_ranks;
+    uint32_t num_local;
+    local_proc_t *pending; /* mapped here, waiting for the wireup's registration */
+    uint32_t num_pending;
+} nsjob_t;
+
+/* A spawn a local process asked for, waiting for herdrun's answer. */
+typedef struct spawn_req {
+    struct spawn_req *next;
+    uint32_t id;
+    orte_wireup_spawn_fn_t cb;
+    void *cbdata;
+} spawn_req_t;
+
 typedef struct session {
     opal_event_base_t *base;
     orte_job_launch_t *launch;
@@ -68,14 +105,11 @@ typedef struct session {
     orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
     /* wireup: NULL when no module serves the processes */
     orte_session_wireup_t *wireup;
-    orte_wireup_nspace_t ns; /* the job as the modules see it */
-    char nspace_name[OPAL_JOBDB_ID_MAX + 8];
-    const char **node_names;  /* per candidate */
-    uint32_t *local_ranks;
-    orte_vpid_t *node_vpid; /* per candidate: its session daemon, or ORTE_VPID_INVALID */
-    orte_vpid_t *daemons;   /* every session daemon: each hosts processes */
-    local_proc_t *pending;
-    uint32_t num_pending;
+    nsjob_t **jobs; /* by namespace index: the job, then its spawns */
+    uint32_t num_jobs;
+    uint32_t *used; /* per candidate: processes of the job (and its spawns) placed there */
+    spawn_req_t *spawn_reqs;
+    uint32_t next_spawn_id;
     int iof_sock;              /* a one-node job: herdrun reads the pipes itself, sent here */
     bool iof_drained;
 
@@ -87,12 +121,11 @@ typedef struct session {
     opal_event_t *signal_event;
 
     char **proc_env; /* what every process starts from */
-    char ***app_env; /* per app: proc_env with its -x variables, made at its first process */
-    uint32_t num_procs;
-    uint32_t local_size;
     uint32_t launched;
-    orte_proc_record_t *records; /* the local processes, in rank order */
+    orte_proc_record_t *records; /* the local processes, by id (rank, then spawns') */
     uint32_t num_records;
+    uint32_t cap_records;
+    uint32_t records_sent; /* to the shepherd, in DONE messages */
     bool mapping_done;
     bool aborting;
     bool done_sent;
@@ -289,10 +322,12 @@ static void finish_local(session_t *s)
     drain_pipe(s, s->err_pipe[0], 2);
     opal_buffer_t buffer;
     opal_buffer_init(&buffer);
-    int rc = opal_buffer_pack_uint32(&buffer, s->num_records);
-    for (uint32_t i = 0; HERD_SUCCESS == rc && i < s->num_records; ++i) {
+    /* a node that had processes again after a spawn sends only the new ones */
+    int rc = opal_buffer_pack_uint32(&buffer, s->num_records - s->records_sent);
+    for (uint32_t i = s->records_sent; HERD_SUCCESS == rc && i < s->num_records; ++i) {
         rc = orte_proc_record_pack(&buffer, &s->records[i]);
     }
+    s->records_sent = s->num_records;
     if (HERD_SUCCESS == rc) {
         send_buffer(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_DONE, &buffer);
     }
@@ -513,6 +548,18 @@ static void recv_done(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, co
     shepherd_maybe_report(s);
 }
 
+/* A session daemon that had reported its processes has new ones (a spawn): not finished. */
+static void recv_reopen(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    session_t *s = arg;
+    if (ORTE_SESSION_SHEPHERD == s->vpid && src > 0 && src < s->size && s->finished[src] &&
+        !s->reported) {
+        s->finished[src] = false;
+        s->num_finished--;
+    }
+}
+
 static void recv_lost(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
                       size_t length, void *arg)
 {
@@ -603,6 +650,8 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
     opal_buffer_destruct(&buffer);
 }
 
+static nsjob_t *nsjob_of(session_t *s, uint32_t id);
+
 static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdata)
 {
     session_t *s = cbdata;
@@ -614,8 +663,9 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
         return;
     }
     bool unfinalized = false;
-    if (NULL != s->wireup) {
-        orte_wireup_proc_t proc = {.ns = &s->ns, .rank = rank, .app = r->app};
+    nsjob_t *nsj = nsjob_of(s, rank);
+    if (NULL != s->wireup && NULL != nsj) {
+        orte_wireup_proc_t proc = {.ns = &nsj->ns, .rank = rank - nsj->offset, .app = r->app};
         unfinalized = orte_session_wireup_proc_exited(s->wireup, &proc);
     }
     bool called_abort = ORTE_PROC_ABORTED == r->state;
@@ -663,43 +713,124 @@ static void signal_cb(int fd, short what, void *arg)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* namespaces: the job (0) and what it spawned */
+
+static nsjob_t *nsjob_new(session_t *s, uint32_t index)
+{
+    if (index != s->num_jobs) {
+        return NULL; /* herdrun numbers them in order */
+    }
+    nsjob_t **grown = realloc(s->jobs, (index + 1) * sizeof(*grown));
+    if (NULL == grown) {
+        return NULL;
+    }
+    s->jobs = grown;
+    nsjob_t *nsj = calloc(1, sizeof(*nsj));
+    if (NULL == nsj) {
+        return NULL;
+    }
+    nsj->index = index;
+    s->jobs[index] = nsj;
+    s->num_jobs = index + 1;
+    return nsj;
+}
+
+static void nsjob_free(nsjob_t *nsj)
+{
+    if (NULL == nsj) {
+        return;
+    }
+    for (uint32_t i = 0; i < nsj->num_pending; ++i) {
+        free(nsj->pending[i].cpuset);
+    }
+    free(nsj->pending);
+    for (uint32_t a = 0; NULL != nsj->app_env && a < nsj->spec->num_apps; ++a) {
+        opal_argv_free(nsj->app_env[a]);
+    }
+    free(nsj->app_env);
+    if (nsj->own_db) {
+        opal_jobdb_destroy(nsj->db);
+    }
+    orte_job_spec_free(nsj->own_spec);
+    free(nsj->node_names);
+    free(nsj->node_vpid);
+    free(nsj->daemons);
+    free(nsj->local_ranks);
+    free(nsj->per_node);
+    free(nsj);
+}
+
+/* The namespace a process id belongs to (ids grow with each spawn). */
+static nsjob_t *nsjob_of(session_t *s, uint32_t id)
+{
+    for (uint32_t k = s->num_jobs; k > 0; --k) {
+        if (id >= s->jobs[k - 1]->offset) {
+            return s->jobs[k - 1];
+        }
+    }
+    return NULL;
+}
+
+/* Room for n more local records (records stay in id order: a spawn's ids come after). */
+static int reserve_records(session_t *s, uint32_t n)
+{
+    uint32_t want = s->num_records + n;
+    if (want <= s->cap_records) {
+        return HERD_SUCCESS;
+    }
+    orte_proc_record_t *grown = realloc(s->records, (want > 0 ? want : 1) * sizeof(*grown));
+    if (NULL == grown) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    s->records = grown;
+    s->cap_records = want;
+    return HERD_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* mapping and launching */
 
 static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata)
 {
     session_t *s = cbdata;
-    s->num_procs = num_procs;
-    s->local_size = per_node[s->my_candidate];
-    s->records = calloc(s->local_size > 0 ? s->local_size : 1, sizeof(*s->records));
-    if (NULL == s->records) {
-        return HERD_ERR_OUT_OF_RESOURCE;
+    nsjob_t *nsj = s->jobs[0];
+    nsj->num_procs = num_procs;
+    nsj->local_size = per_node[s->my_candidate];
+    /* what a spawn maps around: the processes on each candidate */
+    for (uint32_t c = 0; c < s->nodes.num; ++c) {
+        s->used[c] = per_node[c];
     }
-    int rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL, &s->db);
+    int rc = reserve_records(s, nsj->local_size);
+    if (HERD_SUCCESS == rc) {
+        rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL,
+                               &s->db);
+    }
     for (uint32_t n = 0; HERD_SUCCESS == rc && n < s->nodes.num; ++n) {
         rc = opal_jobdb_set_node(s->db, n, s->nodes.nodes[n].name);
     }
+    nsj->db = s->db;
     return rc;
 }
 
-/* The environment every process of app starts from: ours, with its -x variables replacing
+/* The environment every process of an app starts from: ours, with its -x variables replacing
  * those of the same name. Made once per app, not per process (the launch path). */
-static int app_environment(session_t *s, uint32_t app_index, char ***env_out)
+static int app_environment(session_t *s, nsjob_t *nsj, uint32_t app_index, char ***env_out)
 {
-    if (NULL == s->app_env) {
-        s->app_env = calloc(s->spec->num_apps, sizeof(*s->app_env));
-        if (NULL == s->app_env) {
+    if (NULL == nsj->app_env) {
+        nsj->app_env = calloc(nsj->spec->num_apps, sizeof(*nsj->app_env));
+        if (NULL == nsj->app_env) {
             return HERD_ERR_OUT_OF_RESOURCE;
         }
     }
-    if (NULL != s->app_env[app_index]) {
-        *env_out = s->app_env[app_index];
+    if (NULL != nsj->app_env[app_index]) {
+        *env_out = nsj->app_env[app_index];
         return HERD_SUCCESS;
     }
     char **env = opal_argv_copy(s->proc_env);
     if (NULL != s->proc_env && NULL == env) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    for (char *const *e = s->spec->apps[app_index].env; NULL != e && NULL != *e; ++e) {
+    for (char *const *e = nsj->spec->apps[app_index].env; NULL != e && NULL != *e; ++e) {
         char *eq = strchr(*e, '=');
         size_t name_len = (NULL != eq) ? (size_t) (eq - *e) : strlen(*e);
         for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
@@ -713,28 +844,28 @@ static int app_environment(session_t *s, uint32_t app_index, char ***env_out)
             return HERD_ERR_OUT_OF_RESOURCE;
         }
     }
-    s->app_env[app_index] = env;
+    nsj->app_env[app_index] = env;
     *env_out = env;
     return HERD_SUCCESS;
 }
 
 /* The daemon's ends of a started process's pipes: to our source, or to herdrun. */
-static void hand_over_pipes(session_t *s, uint32_t rank, int parent[3])
+static void hand_over_pipes(session_t *s, uint32_t id, int parent[3])
 {
     int rc;
     if (s->iof_sock >= 0) {
-        rc = orte_iof_base_send_fds(s->iof_sock, rank, parent);
+        rc = orte_iof_base_send_fds(s->iof_sock, id, parent);
         for (int i = 0; i < 3; ++i) {
             if (parent[i] >= 0) {
                 close(parent[i]); /* herdrun holds them now */
             }
         }
     } else {
-        rc = s->iof->source_add(s->source, rank, parent);
+        rc = s->iof->source_add(s->source, id, parent);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "session daemon on %s: the output of rank %u cannot be forwarded: %s\n",
-                s->node_name, rank, opal_strerror(rc));
+        fprintf(stderr, "session daemon on %s: the output of process %u cannot be forwarded: %s\n",
+                s->node_name, id, opal_strerror(rc));
     }
 }
 
@@ -759,17 +890,18 @@ static void start_failed(session_t *s, orte_proc_record_t *r)
     s->aborting = true;
 }
 
-/* Start one local process: its pipes, its wireup, odls. */
-static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *p)
+/* Start one local process of a namespace: its pipes, its wireup, odls. */
+static void start_proc(session_t *s, nsjob_t *nsj, orte_proc_record_t *r, const local_proc_t *p)
 {
-    const orte_job_app_t *app = &s->spec->apps[p->app];
+    const orte_job_app_t *app = &nsj->spec->apps[p->app];
+    uint32_t id = nsj->offset + p->rank;
     if (s->aborting) {
         r->state = ORTE_PROC_START_FAILED;
         r->aborted = true;
         return;
     }
     char **env = NULL;
-    if (HERD_SUCCESS != app_environment(s, p->app, &env)) {
+    if (HERD_SUCCESS != app_environment(s, nsj, p->app, &env)) {
         start_failed(s, r);
         return;
     }
@@ -777,7 +909,7 @@ static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *
     char **own_env = NULL;
     int fds[ORTE_WIREUP_MAX_CHILD_FDS];
     int num_fds = 0;
-    orte_wireup_proc_t wproc = {.ns = &s->ns,
+    orte_wireup_proc_t wproc = {.ns = &nsj->ns,
                                 .rank = p->rank,
                                 .app = p->app,
                                 .local_rank = p->local_rank,
@@ -801,7 +933,7 @@ static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *
         env = own_env;
     }
     int child[3], parent[3];
-    bool target = orte_iof_base_stdin_wanted(s->spec->stdin_target, p->rank);
+    bool target = 0 == nsj->index && orte_iof_base_stdin_wanted(s->spec->stdin_target, p->rank);
     if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
                                                  0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
                                                  child, parent)) {
@@ -829,12 +961,13 @@ static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *
         .extra_fds = fds,
         .num_extra_fds = num_fds,
         .pid = &pid,
+        .id = id,
         .node_name = s->node_name,
         .simulated = s->nodes.simulated[s->my_candidate],
         .rank = p->rank,
-        .size = s->num_procs,
+        .size = nsj->num_procs,
         .local_rank = p->local_rank,
-        .local_size = s->local_size,
+        .local_size = nsj->local_size,
         .node_rank = p->node_rank,
         .jobid = s->spec->seq,
         .appnum = p->app,
@@ -850,8 +983,9 @@ static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *
     }
     if (HERD_SUCCESS == rc) {
         r->pid = pid;
-        hand_over_pipes(s, p->rank, parent);
+        hand_over_pipes(s, id, parent);
         s->launched++;
+        nsj->launched++;
         return;
     }
     for (int i = 0; i < 3; ++i) {
@@ -862,128 +996,181 @@ static void start_proc(session_t *s, orte_proc_record_t *r, const local_proc_t *
     start_failed(s, r);
 }
 
-static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
+/* One of this node's processes was mapped: its record, then started now (no wireup: while the
+ * mapper goes on) or once the map is complete (a wireup registers the whole namespace, PMIx with
+ * every process's place, before any of its processes may connect). */
+static int take_local(session_t *s, nsjob_t *nsj, const orte_rmaps_proc_t *proc,
+                      uint32_t node_rank)
 {
-    session_t *s = cbdata;
-    opal_jobdb_proc_t entry = {
-        .rank = proc->rank,
-        .app = proc->app,
-        .node = proc->node,
-        .local_rank = proc->local_rank,
-        .node_rank = proc->node_rank,
-        .bound = proc->bound,
-        .cpuset = proc->cpuset,
-        .locality = proc->locality,
-    };
-    int rc = opal_jobdb_put_proc(s->db, &entry);
-    if (HERD_SUCCESS != rc || proc->node != s->my_candidate) {
-        return rc;
-    }
-    /* one of ours */
     orte_proc_record_t *r = &s->records[s->num_records++];
     memset(r, 0, sizeof(*r));
-    r->rank = proc->rank;
-    r->node = proc->node;
+    r->rank = nsj->offset + proc->rank;
+    r->node = s->my_candidate;
     r->app = proc->app;
     if (s->spec->flags & ORTE_JOB_FLAG_REPORT_BINDINGS) {
         char line[512];
         orte_rmaps_binding_line(s->node_name, proc, line, sizeof(line));
-        fprintf(stderr, "%s%s\n", line,
-                (proc->bound && s->nodes.simulated[proc->node]) ? " [simulated node: not applied]"
-                                                                : "");
+        fprintf(stderr, "%s%s%s\n", line,
+                (proc->bound && s->nodes.simulated[s->my_candidate])
+                    ? " [simulated node: not applied]"
+                    : "",
+                nsj->index > 0 ? " [spawned]" : "");
     }
     local_proc_t lp = {.rank = proc->rank,
                        .app = proc->app,
                        .local_rank = proc->local_rank,
-                       .node_rank = proc->node_rank,
+                       .node_rank = node_rank,
                        .bound = proc->bound,
                        .cpuset = proc->bound ? (char *) proc->cpuset : NULL};
-    if (NULL == s->wireup) {
-        start_proc(s, r, &lp); /* now, while the mapper goes on */
+    if (NULL == s->wireup && 0 == nsj->index) {
+        start_proc(s, nsj, r, &lp);
         return HERD_SUCCESS;
     }
-    /* The wireup registers the whole job (PMIx: its namespace, with every process's place)
-     * before any of its processes may connect: started once the map is complete. */
-    if (NULL == s->pending) {
-        s->pending = calloc(s->local_size > 0 ? s->local_size : 1, sizeof(*s->pending));
-        if (NULL == s->pending) {
+    if (NULL == nsj->pending) {
+        nsj->pending = calloc(nsj->local_size > 0 ? nsj->local_size : 1, sizeof(*nsj->pending));
+        if (NULL == nsj->pending) {
             return HERD_ERR_OUT_OF_RESOURCE;
         }
     }
-    if (s->num_pending >= s->local_size) {
+    if (nsj->num_pending >= nsj->local_size) {
         return HERD_ERR_BAD_PARAM;
     }
     if (NULL != lp.cpuset && NULL == (lp.cpuset = strdup(lp.cpuset))) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    s->pending[s->num_pending++] = lp;
+    nsj->pending[nsj->num_pending++] = lp;
     return HERD_SUCCESS;
 }
 
-/* The job as the wireup modules see it, once the database is complete. */
-static int register_wireup(session_t *s)
+static opal_jobdb_proc_t db_entry(const orte_rmaps_proc_t *proc, uint32_t node_rank)
 {
-    uint32_t nc = s->launch->num_candidates, np = s->launch->num_participants;
-    s->node_names = calloc(nc > 0 ? nc : 1, sizeof(*s->node_names));
-    s->node_vpid = malloc((nc > 0 ? nc : 1) * sizeof(*s->node_vpid));
-    s->daemons = malloc((np > 0 ? np : 1) * sizeof(*s->daemons));
-    s->local_ranks = malloc((s->num_records > 0 ? s->num_records : 1) * sizeof(*s->local_ranks));
-    if (NULL == s->node_names || NULL == s->node_vpid || NULL == s->daemons ||
-        NULL == s->local_ranks) {
+    return (opal_jobdb_proc_t){
+        .rank = proc->rank,
+        .app = proc->app,
+        .node = proc->node,
+        .local_rank = proc->local_rank,
+        .node_rank = node_rank,
+        .bound = proc->bound,
+        .cpuset = proc->cpuset,
+        .locality = proc->locality,
+    };
+}
+
+static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
+{
+    session_t *s = cbdata;
+    opal_jobdb_proc_t entry = db_entry(proc, proc->node_rank);
+    int rc = opal_jobdb_put_proc(s->db, &entry);
+    if (HERD_SUCCESS != rc || proc->node != s->my_candidate) {
+        return rc;
+    }
+    return take_local(s, s->jobs[0], proc, proc->node_rank);
+}
+
+/* The namespace as the wireup modules see it, once its database is complete. Its node table:
+ * the job's candidates, or (a spawn) the job's participants. */
+static int register_wireup(session_t *s, nsjob_t *nsj)
+{
+    uint32_t np = s->launch->num_participants;
+    uint32_t nn = nsj->num_nodes;
+    nsj->node_names = calloc(nn > 0 ? nn : 1, sizeof(*nsj->node_names));
+    nsj->node_vpid = malloc((nn > 0 ? nn : 1) * sizeof(*nsj->node_vpid));
+    nsj->daemons = malloc((np > 0 ? np : 1) * sizeof(*nsj->daemons));
+    nsj->local_ranks = malloc((nsj->num_local > 0 ? nsj->num_local : 1) *
+                              sizeof(*nsj->local_ranks));
+    if (NULL == nsj->node_names || NULL == nsj->node_vpid || NULL == nsj->daemons ||
+        NULL == nsj->local_ranks) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     uint64_t universe = 0;
-    for (uint32_t c = 0; c < nc; ++c) {
-        s->node_names[c] = s->nodes.nodes[c].name;
-        s->node_vpid[c] = ORTE_VPID_INVALID;
+    for (uint32_t c = 0; c < s->launch->num_candidates; ++c) {
         universe += s->launch->slots[c];
     }
+    for (uint32_t n = 0; n < nn; ++n) {
+        nsj->node_vpid[n] = ORTE_VPID_INVALID;
+    }
     for (uint32_t p = 0; p < np; ++p) {
-        s->node_vpid[s->launch->participants[p]] = p + 1;
-        s->daemons[p] = p + 1;
+        uint32_t c = s->launch->participants[p];
+        uint32_t n = (0 == nsj->index) ? c : p;
+        nsj->node_vpid[n] = p + 1;
+        if (nsj->per_node[n] > 0) {
+            nsj->daemons[nsj->num_daemons++] = p + 1;
+        }
     }
-    for (uint32_t i = 0; i < s->num_records; ++i) {
-        s->local_ranks[i] = s->records[i].rank;
+    for (uint32_t n = 0; n < nn; ++n) {
+        nsj->node_names[n] = s->nodes.nodes[0 == nsj->index ? n : s->launch->participants[n]].name;
     }
-    snprintf(s->nspace_name, sizeof(s->nspace_name), "herd.%s", s->spec->jobid);
-    s->ns = (orte_wireup_nspace_t){
-        .index = 0,
-        .name = s->nspace_name,
-        .jobid = s->spec->jobid,
+    /* this node's processes of it: the last num_local records */
+    uint32_t first = s->num_records - nsj->num_local;
+    for (uint32_t i = 0; i < nsj->num_local; ++i) {
+        nsj->local_ranks[i] = s->records[first + i].rank - nsj->offset;
+    }
+    snprintf(nsj->name, sizeof(nsj->name), "herd.%s", nsj->spec->jobid);
+    nsj->ns = (orte_wireup_nspace_t){
+        .index = nsj->index,
+        .name = nsj->name,
+        .jobid = nsj->spec->jobid,
         .seq = s->spec->seq,
-        .num_procs = s->num_procs,
-        .num_apps = s->spec->num_apps,
+        .num_procs = nsj->num_procs,
+        .num_apps = nsj->spec->num_apps,
         .universe_size = universe > UINT32_MAX ? UINT32_MAX : (uint32_t) universe,
-        .num_nodes = nc,
-        .node_names = s->node_names,
-        .my_node = s->my_candidate,
-        .local_ranks = s->local_ranks,
-        .num_local = s->num_records,
-        .db = s->db,
-        .db_name = opal_jobdb_name(s->db),
-        .parent_nspace = UINT32_MAX,
-        .parent_rank = UINT32_MAX,
+        .num_nodes = nn,
+        .node_names = nsj->node_names,
+        .my_node = (0 == nsj->index) ? s->my_candidate : s->vpid - 1,
+        .local_ranks = nsj->local_ranks,
+        .num_local = nsj->num_local,
+        .db = nsj->db,
+        .db_name = opal_jobdb_name(nsj->db),
+        .parent_nspace = nsj->parent_nspace,
+        .parent_rank = nsj->parent_rank,
     };
-    return orte_session_wireup_add_nspace(s->wireup, &s->ns, s->daemons, np, s->node_vpid);
+    return orte_session_wireup_add_nspace(s->wireup, &nsj->ns, nsj->daemons, nsj->num_daemons,
+                                          nsj->node_vpid);
 }
 
-static void start_pending(session_t *s, int status)
+/* The processes held for the wireup: started now (status HERD_SUCCESS), or not at all. */
+static void start_pending(session_t *s, nsjob_t *nsj, int status)
 {
-    for (uint32_t i = 0; i < s->num_pending; ++i) {
-        orte_proc_record_t *r = find_record(s, s->pending[i].rank);
+    for (uint32_t i = 0; i < nsj->num_pending; ++i) {
+        orte_proc_record_t *r = find_record(s, nsj->offset + nsj->pending[i].rank);
         if (NULL != r && HERD_SUCCESS == status) {
-            start_proc(s, r, &s->pending[i]);
+            start_proc(s, nsj, r, &nsj->pending[i]);
         } else if (NULL != r && !s->aborting) {
             start_failed(s, r);
         } else if (NULL != r) {
             r->state = ORTE_PROC_START_FAILED;
             r->aborted = true;
         }
-        free(s->pending[i].cpuset);
+        free(nsj->pending[i].cpuset);
     }
-    free(s->pending);
-    s->pending = NULL;
-    s->num_pending = 0;
+    free(nsj->pending);
+    nsj->pending = NULL;
+    nsj->num_pending = 0;
+}
+
+/* After mapping a namespace: its wireup (and a spawn's preput keys), then its held processes. */
+static void register_and_start(session_t *s, nsjob_t *nsj, int rc, const orte_job_spawn_t *sp)
+{
+    if (HERD_SUCCESS != rc) {
+        s->aborting = true; /* the caller reports it, once */
+    }
+    int wrc = rc;
+    if (HERD_SUCCESS == rc && NULL != s->wireup) {
+        wrc = register_wireup(s, nsj);
+        if (HERD_SUCCESS == wrc && NULL != sp && sp->num_preput > 0) {
+            wrc = orte_session_wireup_preput(s->wireup, nsj->index,
+                                             (const char *const *) sp->preput_keys,
+                                             (const char *const *) sp->preput_values,
+                                             sp->num_preput);
+        }
+        if (HERD_SUCCESS != wrc) {
+            fprintf(stderr,
+                    "session daemon on %s: the wireup cannot serve %s (%s): its processes are "
+                    "not started (HERD_MCA_wireup selects which wireups run)\n",
+                    s->node_name, nsj->spec->jobid, opal_strerror(wrc));
+        }
+    }
+    start_pending(s, nsj, wrc);
 }
 
 static void map_and_launch(session_t *s)
@@ -995,24 +1182,22 @@ static void map_and_launch(session_t *s)
         .num_apps = s->spec->num_apps,
         .planned = planned_cb,
     };
+    nsjob_t *nsj = s->jobs[0];
     uint32_t num_procs = 0;
+    uint32_t before = s->num_records;
     int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
     if (HERD_SUCCESS == rc && NULL != s->db) {
         rc = opal_jobdb_finish(s->db);
     }
-    if (NULL != s->wireup) {
-        if (HERD_SUCCESS != rc) {
-            s->aborting = true; /* reported below, once */
-        }
-        int wrc = (HERD_SUCCESS == rc) ? register_wireup(s) : rc;
-        if (HERD_SUCCESS == rc && HERD_SUCCESS != wrc) {
-            fprintf(stderr,
-                    "session daemon on %s: the wireup cannot serve job %s (%s): its processes "
-                    "are not started (HERD_MCA_wireup selects which wireups run)\n",
-                    s->node_name, s->spec->jobid, opal_strerror(wrc));
-        }
-        start_pending(s, wrc);
+    nsj->num_local = s->num_records - before;
+    nsj->num_nodes = s->nodes.num;
+    nsj->per_node = malloc((s->nodes.num > 0 ? s->nodes.num : 1) * sizeof(*nsj->per_node));
+    if (NULL == nsj->per_node) {
+        rc = HERD_SUCCESS == rc ? HERD_ERR_OUT_OF_RESOURCE : rc;
+    } else {
+        memcpy(nsj->per_node, s->used, s->nodes.num * sizeof(*nsj->per_node));
     }
+    register_and_start(s, nsj, rc, NULL);
     s->mapping_done = true;
     all_handed_over(s);
     if (HERD_SUCCESS != rc) {
@@ -1028,6 +1213,159 @@ static void map_and_launch(session_t *s)
             s->odls->kill_all(s->procs, 0);
         }
     }
+    finish_local(s);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* spawns: herdrun planned them; every session daemon maps the same way and starts its share */
+
+typedef struct spawn_map {
+    session_t *s;
+    nsjob_t *nsj;
+    uint32_t my_part; /* this node's index in the spawn's node table */
+} spawn_map_t;
+
+static int spawn_planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata)
+{
+    spawn_map_t *m = cbdata;
+    session_t *s = m->s;
+    nsjob_t *nsj = m->nsj;
+    uint32_t np = s->launch->num_participants;
+    nsj->num_procs = num_procs;
+    nsj->local_size = per_node[m->my_part];
+    nsj->per_node = malloc((np > 0 ? np : 1) * sizeof(*nsj->per_node));
+    if (NULL == nsj->per_node) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(nsj->per_node, per_node, np * sizeof(*per_node));
+    int rc = reserve_records(s, nsj->local_size);
+    if (HERD_SUCCESS == rc) {
+        rc = opal_jobdb_create(nsj->spec->jobid, s->node_name, num_procs, np, NULL, &nsj->db);
+        nsj->own_db = HERD_SUCCESS == rc;
+    }
+    for (uint32_t p = 0; HERD_SUCCESS == rc && p < np; ++p) {
+        rc = opal_jobdb_set_node(nsj->db, p, s->nodes.nodes[s->launch->participants[p]].name);
+    }
+    return rc;
+}
+
+static int spawn_emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
+{
+    spawn_map_t *m = cbdata;
+    session_t *s = m->s;
+    /* node ranks count every process of the job already on the node */
+    uint32_t node_rank = s->used[s->launch->participants[proc->node]] + proc->local_rank;
+    opal_jobdb_proc_t entry = db_entry(proc, node_rank);
+    int rc = opal_jobdb_put_proc(m->nsj->db, &entry);
+    if (HERD_SUCCESS != rc || proc->node != m->my_part) {
+        return rc;
+    }
+    return take_local(s, m->nsj, proc, node_rank);
+}
+
+static void send_spawn_ack(session_t *s, uint32_t nspace, int status, uint32_t started,
+                           const char *error)
+{
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, nspace) &&
+        HERD_SUCCESS == opal_buffer_pack_int32(&buffer, status) &&
+        HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, started) &&
+        HERD_SUCCESS == opal_buffer_pack_string(&buffer, NULL != error ? error : "")) {
+        send_buffer(s, 0, ORTE_SESSION_TAG_SPAWN_ACK, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+/* Map a spawn over the job's participants as herdrun did (its processes of this node wait for
+ * the registration). Every session daemon maps and registers it, with processes here or not, so
+ * any process can look its processes up. */
+static int spawn_start(session_t *s, orte_job_spawn_t *sp, nsjob_t *nsj)
+{
+    uint32_t np = s->launch->num_participants;
+    orte_rmaps_node_t *list = NULL;
+    orte_rmaps_app_t *apps = NULL;
+    nsj->offset = sp->offset;
+    nsj->parent_nspace = sp->parent_nspace;
+    nsj->parent_rank = sp->parent_rank;
+    nsj->own_spec = sp->spec;
+    nsj->spec = sp->spec;
+    sp->spec = NULL;
+    nsj->num_nodes = np;
+    int rc = orte_jobmap_spawn_nodes(&s->nodes, s->launch->participants, np, s->used, &list);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_jobmap_apps(nsj->spec, &apps);
+    }
+    if (HERD_SUCCESS == rc) {
+        spawn_map_t m = {.s = s, .nsj = nsj, .my_part = s->vpid - 1};
+        orte_rmaps_job_t job = {.nodes = list,
+                                .num_nodes = np,
+                                .apps = apps,
+                                .num_apps = nsj->spec->num_apps,
+                                .planned = spawn_planned_cb};
+        uint32_t before = s->num_records, n = 0;
+        rc = orte_rmaps_base_map_job(&job, spawn_emit_cb, &m, &n);
+        nsj->num_local = s->num_records - before;
+        if (HERD_SUCCESS == rc) {
+            rc = opal_jobdb_finish(nsj->db);
+        }
+    }
+    free(list);
+    free(apps);
+    if (HERD_SUCCESS == rc) {
+        for (uint32_t p = 0; p < np; ++p) {
+            s->used[s->launch->participants[p]] += nsj->per_node[p];
+        }
+    }
+    return rc;
+}
+
+static void recv_spawn(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                       size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    orte_job_spawn_t *sp = NULL;
+    opal_buffer_init(&buffer);
+    int rc = opal_buffer_load(&buffer, data, length);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_job_spawn_unpack(&buffer, &sp);
+    }
+    opal_buffer_destruct(&buffer);
+    nsjob_t *nsj = (HERD_SUCCESS == rc && 0 == src) ? nsjob_new(s, sp->nspace) : NULL;
+    if (NULL == nsj) {
+        fprintf(stderr, "session daemon on %s: ignoring a malformed spawn from vpid %u\n",
+                s->node_name, src);
+        if (HERD_SUCCESS == rc) {
+            send_spawn_ack(s, sp->nspace, HERD_ERR_BAD_PARAM, 0, "a malformed spawn");
+        }
+        orte_job_spawn_free(sp);
+        return;
+    }
+    uint32_t launched_before = s->launched;
+    rc = spawn_start(s, sp, nsj);
+    if (HERD_SUCCESS != rc) {
+        fprintf(stderr, "session daemon on %s: cannot start the processes of %s: %s\n",
+                s->node_name, nsj->spec->jobid, opal_strerror(rc));
+    }
+    if (s->done_sent && nsj->num_local > 0 && HERD_SUCCESS == rc) {
+        /* this node had finished: it has processes again, and reports them when they end */
+        s->done_sent = false;
+        s->iof_drained = false;
+        opal_buffer_init(&buffer);
+        send_buffer(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_REOPEN, &buffer);
+        opal_buffer_destruct(&buffer);
+    }
+    register_and_start(s, nsj, rc, sp);
+    uint32_t started = s->launched - launched_before;
+    send_spawn_ack(s, nsj->index, (HERD_SUCCESS == rc && started == nsj->num_local)
+                                      ? HERD_SUCCESS
+                                      : (HERD_SUCCESS != rc ? rc : HERD_ERR_NOT_FOUND),
+                   started,
+                   HERD_SUCCESS != rc ? "a session daemon could not map or register them"
+                   : started != nsj->num_local ? "some of them could not be started"
+                                               : NULL);
+    orte_job_spawn_free(sp);
     finish_local(s);
 }
 
@@ -1350,8 +1688,9 @@ static void wireup_abort(void *ctx, uint32_t nspace, uint32_t rank, int status,
                          const char *message)
 {
     session_t *s = ctx;
-    orte_proc_record_t *r = find_record(s, rank);
-    if (NULL == r || 0 != nspace || ORTE_PROC_ABORTED == r->state) {
+    orte_proc_record_t *r =
+        (nspace < s->num_jobs) ? find_record(s, s->jobs[nspace]->offset + rank) : NULL;
+    if (NULL == r || ORTE_PROC_ABORTED == r->state) {
         return;
     }
     r->state = ORTE_PROC_ABORTED;
@@ -1369,6 +1708,107 @@ static void wireup_abort(void *ctx, uint32_t nspace, uint32_t rank, int status,
     opal_buffer_destruct(&buffer);
 }
 
+/* A process asks for more processes: herdrun plans them and every session daemon starts its
+ * share; the answer comes in recv_spawn_resp. */
+static int wireup_spawn(void *ctx, const orte_wireup_spawn_request_t *req,
+                        orte_wireup_spawn_fn_t cb, void *cbdata)
+{
+    session_t *s = ctx;
+    if (NULL == req || NULL == cb || 0 == req->num_apps || req->num_apps > ORTE_JOB_MAX_APPS ||
+        req->parent_nspace >= s->num_jobs || req->num_preput > ORTE_JOB_MAX_PREPUT) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    for (uint32_t a = 0; a < req->num_apps; ++a) {
+        if (NULL == req->apps[a].argv || NULL == req->apps[a].argv[0] ||
+            '\0' == req->apps[a].argv[0][0] || 0 == req->apps[a].np) {
+            return HERD_ERR_BAD_PARAM;
+        }
+    }
+    orte_job_spawn_t sp = {.req_id = ++s->next_spawn_id,
+                           .requester = s->vpid,
+                           .parent_nspace = req->parent_nspace,
+                           .parent_rank = req->parent_rank,
+                           .num_preput = req->num_preput};
+    spawn_req_t *pending = calloc(1, sizeof(*pending));
+    sp.spec = calloc(1, sizeof(*sp.spec));
+    int rc = (NULL == pending || NULL == sp.spec) ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
+    if (HERD_SUCCESS == rc) {
+        sp.spec->jobid = strdup("spawn"); /* herdrun names it */
+        sp.spec->apps = calloc(req->num_apps, sizeof(*sp.spec->apps));
+        sp.spec->num_apps = req->num_apps;
+        rc = (NULL == sp.spec->jobid || NULL == sp.spec->apps) ? HERD_ERR_OUT_OF_RESOURCE : rc;
+    }
+    for (uint32_t a = 0; HERD_SUCCESS == rc && a < req->num_apps; ++a) {
+        orte_job_app_t *app = &sp.spec->apps[a];
+        app->np = req->apps[a].np;
+        app->argv = opal_argv_copy(req->apps[a].argv);
+        app->env = opal_argv_copy(req->apps[a].env);
+        app->cwd = (NULL != req->apps[a].cwd) ? strdup(req->apps[a].cwd) : NULL;
+        if (NULL == app->argv || (NULL != req->apps[a].env && NULL == app->env) ||
+            (NULL != req->apps[a].cwd && NULL == app->cwd)) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    for (uint32_t i = 0; HERD_SUCCESS == rc && i < req->num_preput; ++i) {
+        if (NULL == req->preput_keys[i] || NULL == req->preput_values[i] ||
+            HERD_SUCCESS != opal_argv_append(&sp.preput_keys, req->preput_keys[i]) ||
+            HERD_SUCCESS != opal_argv_append(&sp.preput_values, req->preput_values[i])) {
+            rc = NULL == req->preput_keys[i] || NULL == req->preput_values[i]
+                     ? HERD_ERR_BAD_PARAM
+                     : HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_job_spawn_pack(&buffer, &sp);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = s->ovl->send(s->overlay, 0, ORTE_SESSION_TAG_SPAWN_REQ, buffer.base, buffer.used);
+    }
+    opal_buffer_destruct(&buffer);
+    orte_job_spec_free(sp.spec);
+    opal_argv_free(sp.preput_keys);
+    opal_argv_free(sp.preput_values);
+    if (HERD_SUCCESS != rc) {
+        free(pending);
+        return rc;
+    }
+    *pending = (spawn_req_t){.next = s->spawn_reqs, .id = sp.req_id, .cb = cb, .cbdata = cbdata};
+    s->spawn_reqs = pending;
+    return HERD_SUCCESS;
+}
+
+static void recv_spawn_resp(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                            const void *data, size_t length, void *arg)
+{
+    session_t *s = arg;
+    opal_buffer_t buffer;
+    uint32_t id = 0, nspace = 0;
+    int32_t status = 0;
+    char *error = NULL;
+    opal_buffer_init(&buffer);
+    if (0 == src && HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == opal_buffer_unpack_uint32(&buffer, &id) &&
+        HERD_SUCCESS == opal_buffer_unpack_int32(&buffer, &status) &&
+        HERD_SUCCESS == opal_buffer_unpack_uint32(&buffer, &nspace) &&
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &error) && status <= 0 &&
+        (HERD_SUCCESS != status || nspace < s->num_jobs)) {
+        for (spawn_req_t **p = &s->spawn_reqs; NULL != *p; p = &(*p)->next) {
+            spawn_req_t *req = *p;
+            if (req->id == id) {
+                *p = req->next;
+                req->cb(status, nspace, (NULL != error && '\0' != *error) ? error : NULL,
+                        req->cbdata);
+                free(req);
+                break;
+            }
+        }
+    }
+    free(error);
+    opal_buffer_destruct(&buffer);
+}
+
 /* The wireup modules, once the overlay can carry the engine's messages. */
 static int start_wireup(session_t *s)
 {
@@ -1379,6 +1819,7 @@ static int start_wireup(session_t *s)
                                            .radix = s->launch->radix,
                                            .send = wireup_send,
                                            .abort = wireup_abort,
+                                           .spawn = wireup_spawn,
                                            .ctx = s};
     return orte_session_wireup_start(&config, &s->wireup);
 }
@@ -1440,7 +1881,10 @@ static int start_overlay(session_t *s, int listen_fd)
                     {ORTE_SESSION_TAG_SIGNAL, recv_signal},
                     {ORTE_SESSION_TAG_DONE, recv_done},
                     {ORTE_SESSION_TAG_LOST, recv_lost},
-                    {ORTE_SESSION_TAG_ABORTED, recv_aborted}};
+                    {ORTE_SESSION_TAG_ABORTED, recv_aborted},
+                    {ORTE_SESSION_TAG_REOPEN, recv_reopen},
+                    {ORTE_SESSION_TAG_SPAWN, recv_spawn},
+                    {ORTE_SESSION_TAG_SPAWN_RESP, recv_spawn_resp}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         if (HERD_SUCCESS !=
             (rc = s->ovl->register_recv(s->overlay, handlers[i].tag, handlers[i].cb, s))) {
@@ -1506,14 +1950,11 @@ static void session_release(session_t *s)
     orte_odls_base_close();
     orte_session_wireup_stop(s->wireup);
     s->wireup = NULL;
-    for (uint32_t i = 0; i < s->num_pending; ++i) {
-        free(s->pending[i].cpuset);
+    while (NULL != s->spawn_reqs) {
+        spawn_req_t *req = s->spawn_reqs;
+        s->spawn_reqs = req->next;
+        free(req);
     }
-    free(s->pending);
-    free(s->node_names);
-    free(s->node_vpid);
-    free(s->daemons);
-    free(s->local_ranks);
     if (NULL != s->source) {
         s->iof->source_destroy(s->source);
         s->source = NULL;
@@ -1569,10 +2010,11 @@ static void session_release(session_t *s)
     free(s->records);
     free(s->collected);
     free(s->finished);
-    for (uint32_t a = 0; NULL != s->app_env && a < s->spec->num_apps; ++a) {
-        opal_argv_free(s->app_env[a]);
+    for (uint32_t k = 0; k < s->num_jobs; ++k) {
+        nsjob_free(s->jobs[k]);
     }
-    free(s->app_env);
+    free(s->jobs);
+    free(s->used);
     opal_argv_free(s->proc_env);
     orte_job_launch_free(s->launch);
     free(s->node_name);
@@ -1650,6 +2092,15 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock)
                 s->spec->jobid, opal_strerror(rc));
         goto out;
     }
+    nsjob_t *job = nsjob_new(s, 0);
+    s->used = calloc(s->nodes.num > 0 ? s->nodes.num : 1, sizeof(*s->used));
+    if (NULL == job || NULL == s->used) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    job->spec = s->spec;
+    job->parent_nspace = UINT32_MAX;
+    job->parent_rank = UINT32_MAX;
     if (ORTE_SESSION_SHEPHERD == s->vpid) {
         if (NULL != s->spec->errmgr) {
             setenv("HERD_MCA_errmgr", s->spec->errmgr, 1);

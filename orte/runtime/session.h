@@ -30,6 +30,14 @@ enum {
                                       asked for the job to be aborted (MPI_Abort) */
     /* 32 ..: the wireup engine's messages between session daemons
      * (orte/mca/wireup/base/base.h) */
+    /* spawns (MPI_Comm_spawn): orte_job_spawn_t messages (orte/runtime/job.h) */
+    ORTE_SESSION_TAG_SPAWN_REQ = 48,  /* session -> 0: {spawn} a process asks for more */
+    ORTE_SESSION_TAG_SPAWN = 49,      /* 0 -> every session: {spawn} map and start them */
+    ORTE_SESSION_TAG_SPAWN_ACK = 50,  /* session -> 0: {u32 nspace, i32 status, u32 started,
+                                         string error} */
+    ORTE_SESSION_TAG_SPAWN_RESP = 51, /* 0 -> asking session: {u32 req_id, i32 status,
+                                         u32 nspace, string error} */
+    ORTE_SESSION_TAG_REOPEN = 52,     /* session -> shepherd: {}: processes again after DONE */
 };
 
 /* The collective every session daemon and herdrun start once connected: an allgather of the

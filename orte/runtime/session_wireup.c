@@ -60,7 +60,11 @@ static void host_abort(void *ctx, uint32_t nspace, uint32_t rank, int status, co
 static int host_spawn(void *ctx, const orte_wireup_spawn_request_t *request,
                       orte_wireup_spawn_fn_t cb, void *cbdata)
 {
-    return HERD_ERR_NOT_SUPPORTED;
+    orte_session_wireup_t *w = ctx;
+    if (NULL == w->config.spawn) {
+        return HERD_ERR_NOT_SUPPORTED;
+    }
+    return w->config.spawn(w->config.ctx, request, cb, cbdata);
 }
 
 static const orte_wireup_nspace_t *host_nspace(void *ctx, uint32_t index)
@@ -79,8 +83,8 @@ static int engine_send(void *ctx, orte_vpid_t dst, uint16_t tag, const struct io
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     if (0 != remove(path)) {
-        opal_output_verbose(1, orte_wireup_base_framework.output,
-                            "wireup: cannot remove %s: %s", path, strerror(errno));
+        opal_output_verbose(1, orte_wireup_base_framework.output, "wireup: cannot remove %s: %s",
+                            path, strerror(errno));
     }
     return 0;
 }
@@ -229,7 +233,7 @@ int orte_session_wireup_add_nspace(orte_session_wireup_t *w, const orte_wireup_n
     }
     ns_entry_t *e = calloc(1, sizeof(*e));
     if (NULL == e || NULL == (e->node_vpid = malloc((ns->num_nodes > 0 ? ns->num_nodes : 1) *
-                                                     sizeof(*e->node_vpid)))) {
+                                                    sizeof(*e->node_vpid)))) {
         free(e);
         return HERD_ERR_OUT_OF_RESOURCE;
     }
@@ -249,11 +253,24 @@ int orte_session_wireup_add_nspace(orte_session_wireup_t *w, const orte_wireup_n
     for (size_t i = 0; HERD_SUCCESS == rc && i < w->num_modules; ++i) {
         rc = w->modules[i].module->add_nspace(w->modules[i].state, &e->ns);
         if (HERD_SUCCESS != rc) {
-            opal_output(OPAL_OUTPUT_STDERR,
-                        "session daemon on %s: the %s wireup cannot serve job %s: %s",
-                        w->config.node_name, w->modules[i].module->name, ns->jobid,
-                        opal_strerror(rc));
+            opal_output(
+                OPAL_OUTPUT_STDERR, "session daemon on %s: the %s wireup cannot serve job %s: %s",
+                w->config.node_name, w->modules[i].module->name, ns->jobid, opal_strerror(rc));
         }
+    }
+    return rc;
+}
+
+int orte_session_wireup_preput(orte_session_wireup_t *w, uint32_t nspace, const char *const *keys,
+                               const char *const *values, uint32_t num)
+{
+    int rc = HERD_SUCCESS;
+    for (uint32_t i = 0; HERD_SUCCESS == rc && i < num; ++i) {
+        rc = orte_wireup_kv_put(w->engine, nspace, ORTE_WIREUP_OWNER_NSPACE, keys[i], values[i],
+                                strlen(values[i]));
+    }
+    if (HERD_SUCCESS == rc && num > 0) {
+        rc = orte_wireup_kv_commit(w->engine, nspace, ORTE_WIREUP_OWNER_NSPACE);
     }
     return rc;
 }

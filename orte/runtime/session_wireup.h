@@ -19,13 +19,16 @@ typedef struct orte_session_wireup orte_session_wireup_t;
 typedef struct orte_session_wireup_config {
     opal_event_base_t *base;
     const char *node_name;
-    orte_vpid_t me;      /* this session daemon in the job overlay */
-    orte_vpid_t names;   /* the shepherd: keeper of published names */
-    uint32_t radix;      /* of the job overlay */
+    orte_vpid_t me;    /* this session daemon in the job overlay */
+    orte_vpid_t names; /* the shepherd: keeper of published names */
+    uint32_t radix;    /* of the job overlay */
     /* send over the job overlay (routed) */
     int (*send)(void *ctx, orte_vpid_t dst, uint16_t tag, const struct iovec *iov, int iovcnt);
     /* a process asked for the job to be aborted */
     void (*abort)(void *ctx, uint32_t nspace, uint32_t rank, int status, const char *message);
+    /* a process asked for more processes (orte_wireup_host_t's spawn) */
+    int (*spawn)(void *ctx, const orte_wireup_spawn_request_t *request, orte_wireup_spawn_fn_t cb,
+                 void *cbdata);
     void *ctx;
 } orte_session_wireup_config_t;
 
@@ -44,6 +47,12 @@ OPAL_EXPORT int orte_session_wireup_add_nspace(orte_session_wireup_t *wireup,
                                                const orte_wireup_nspace_t *ns,
                                                const orte_vpid_t *daemons, uint32_t num_daemons,
                                                const orte_vpid_t *node_vpid);
+
+/* Keys a spawned namespace's processes find under the namespace (PMI-1 "preput"), stored once
+ * the namespace is added. */
+OPAL_EXPORT int orte_session_wireup_preput(orte_session_wireup_t *wireup, uint32_t nspace,
+                                           const char *const *keys, const char *const *values,
+                                           uint32_t num);
 
 /* The environment and inherited descriptors of a local process about to start: *env (an argv
  * the caller owns, extended here) and fds (ORTE_WIREUP_MAX_CHILD_FDS at most; the process gets

@@ -39,6 +39,7 @@ typedef struct orte_odls_proc_spec {
     pid_t *pid;            /* where launch() puts the process's pid on success (may be NULL) */
     const char *node_name; /* for messages (NULL: "this node") */
     bool simulated;        /* a simulated node: its cpusets do not exist here, so do not bind */
+    uint32_t id; /* the caller's name for the process: what proc_exited() reports */
     /* the numbers given to the process as HERD_RANK, HERD_SIZE, ... */
     uint32_t rank;
     uint32_t size;
@@ -69,7 +70,7 @@ typedef struct orte_odls_exit {
 typedef struct orte_odls_callbacks {
     /* Once per launched process, when its exit status has been collected. info is valid only
      * during the call. */
-    void (*proc_exited)(uint32_t rank, const orte_odls_exit_t *info, void *cbdata);
+    void (*proc_exited)(uint32_t id, const orte_odls_exit_t *info, void *cbdata);
     /* Whenever the last live process of the instance has exited (after its proc_exited). May be
      * NULL. With more launches afterwards it runs again when those have exited. */
     void (*all_exited)(void *cbdata);

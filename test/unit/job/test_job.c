@@ -1158,6 +1158,77 @@ static void test_record_unfinalized(void **state)
                  "herd_init)");
 }
 
+/* A spawn request and the broadcast of it: every field survives the wire; every truncation, a
+ * preput list whose keys and values disagree, or an app without a process count is refused. */
+static void test_spawn_roundtrip_and_rejects(void **state)
+{
+    (void) state;
+    orte_job_spec_t spec;
+    orte_job_app_t app;
+    fill_minimal(&spec, &app);
+    app.np = 2;
+    char *keys[] = {"PARENT_ROOT_PORT_NAME", "other", NULL};
+    char *values[] = {"tag#0$description#x$", "", NULL};
+    orte_job_spawn_t sp = {.req_id = 7,
+                           .requester = 3,
+                           .parent_nspace = 0,
+                           .parent_rank = 5,
+                           .nspace = 2,
+                           .offset = 100,
+                           .spec = &spec,
+                           .preput_keys = keys,
+                           .preput_values = values,
+                           .num_preput = 2};
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    assert_int_equal(HERD_SUCCESS, orte_job_spawn_pack(&buffer, &sp));
+    size_t full = buffer.used;
+    orte_job_spawn_t *got = NULL;
+    assert_int_equal(HERD_SUCCESS, orte_job_spawn_unpack(&buffer, &got));
+    assert_int_equal(0, opal_buffer_remaining(&buffer));
+    assert_int_equal(7, got->req_id);
+    assert_int_equal(3, got->requester);
+    assert_int_equal(5, got->parent_rank);
+    assert_int_equal(2, got->nspace);
+    assert_int_equal(100, got->offset);
+    assert_int_equal(2, got->num_preput);
+    assert_string_equal("PARENT_ROOT_PORT_NAME", got->preput_keys[0]);
+    assert_string_equal("", got->preput_values[1]);
+    assert_int_equal(2, got->spec->apps[0].np);
+    orte_job_spawn_free(got);
+    for (size_t cut = 0; cut < full; ++cut) {
+        opal_buffer_t part;
+        opal_buffer_init(&part);
+        assert_int_equal(HERD_SUCCESS, opal_buffer_load(&part, buffer.base, cut));
+        got = SENTINEL;
+        assert_int_not_equal(HERD_SUCCESS, orte_job_spawn_unpack(&part, &got));
+        assert_ptr_equal(SENTINEL, got);
+        opal_buffer_destruct(&part);
+    }
+    opal_buffer_destruct(&buffer);
+    /* keys and values must pair up: the encoder refuses, a forged message is refused */
+    sp.num_preput = 1;
+    opal_buffer_init(&buffer);
+    assert_int_equal(HERD_ERR_BAD_PARAM, orte_job_spawn_pack(&buffer, &sp));
+    opal_buffer_destruct(&buffer);
+    char *one[] = {"k", NULL};
+    sp.preput_values = one;
+    sp.preput_keys = keys;
+    sp.num_preput = 2;
+    opal_buffer_init(&buffer);
+    assert_int_equal(HERD_ERR_BAD_PARAM, orte_job_spawn_pack(&buffer, &sp));
+    opal_buffer_destruct(&buffer);
+    /* a spawn's app must say how many */
+    sp.preput_keys = sp.preput_values = NULL;
+    sp.num_preput = 0;
+    app.np = 0;
+    opal_buffer_init(&buffer);
+    assert_int_equal(HERD_SUCCESS, orte_job_spawn_pack(&buffer, &sp));
+    got = SENTINEL;
+    assert_int_equal(HERD_ERR_UNPACK_FAILURE, orte_job_spawn_unpack(&buffer, &got));
+    opal_buffer_destruct(&buffer);
+}
+
 /* describe never writes past the size it is given. */
 static void test_record_describe_small(void **state)
 {
@@ -1721,6 +1792,7 @@ int main(void)
         cmocka_unit_test(test_record_start_failed),
         cmocka_unit_test(test_record_lost),
         cmocka_unit_test(test_record_aborted),
+        cmocka_unit_test(test_spawn_roundtrip_and_rejects),
         cmocka_unit_test(test_record_unfinalized),
         cmocka_unit_test(test_record_describe_small),
         cmocka_unit_test(test_record_rejects),

@@ -584,6 +584,10 @@ int iof_default_source_add(orte_iof_source_t *src, uint32_t rank, const int fds[
         free(p);
         return rc;
     }
+    /* a process added after finish() (a spawn's, on a node whose processes had all ended)
+     * reopens the source: finish() comes again once it has ended too */
+    src->finishing = false;
+    src->drained = false;
     /* from here on the table owns p and its fds: a failure below leaves a stream that ends */
     if (HERD_SUCCESS != (rc = open_stream(p, &p->out, ORTE_IOF_STDOUT, fds[1]))) {
         end_stream(&p->out);

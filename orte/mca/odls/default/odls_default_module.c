@@ -33,7 +33,8 @@
 
 typedef struct {
     pid_t pid;
-    uint32_t rank;
+    uint32_t rank; /* in messages */
+    uint32_t id;   /* in proc_exited */
     struct timespec start;
     /* Until the exec is known to have happened: the child's report pipe (closed by a successful
      * exec, or carrying why it failed) and what a late failure message names. */
@@ -563,6 +564,7 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     odls->procs[odls->num_procs++] = (odls_default_proc_t){
         .pid = pid,
         .rank = spec->rank,
+        .id = spec->id,
         .start = start,
         .report_fd = report[0],
         .late = late,
@@ -660,7 +662,7 @@ static void odls_default_reap(void *arg)
         odls_default_check_report(proc, true);
         odls_default_fill_exit(proc, status, &usage, &now, &exits[num_exits]);
         exits[num_exits].not_started = proc->not_started;
-        ranks[num_exits++] = proc->rank;
+        ranks[num_exits++] = proc->id;
     }
     odls->num_procs = kept;
 
