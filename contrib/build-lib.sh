@@ -8,10 +8,15 @@ HERD_DEBIAN_PACKAGES="gcc make autoconf automake libtool libtool-bin libltdl-dev
 
 herd_log() { printf '==> %s\n' "$*"; }
 
-# Install whatever of HERD_DEBIAN_PACKAGES is missing (apt-get update first), as root or sudo.
+# What the tests need besides: Open MPI and MPICH, whose unmodified programs the wireup tests run
+# under herdrun (and which the benchmarks compare against).
+HERD_TEST_PACKAGES="openmpi-bin libopenmpi-dev mpich libmpich-dev"
+
+# Install whatever of HERD_DEBIAN_PACKAGES (and of the packages named as arguments) is missing
+# (apt-get update first), as root or sudo.
 herd_install_deps() {
     missing=""
-    for p in $HERD_DEBIAN_PACKAGES; do
+    for p in $HERD_DEBIAN_PACKAGES "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
             missing="$missing $p"
     done

@@ -94,7 +94,7 @@ install_check() {
 
 distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1"; }
 
-stage "install Debian packages" herd_install_deps || true
+stage "install Debian packages" herd_install_deps $HERD_TEST_PACKAGES || true
 stage "build (DSO components)" herd_build _build
 stage "make check (DSO build)" make_check _build
 count_tests _build

@@ -1,0 +1,92 @@
+#!/bin/sh
+# Wireup as a user sees it: unmodified Open MPI and MPICH programs (a hello with MPI_Allreduce,
+# a ring of MPI_Send/MPI_Recv, MPI_Comm_spawn of 2 children, MPI_Abort from one rank, a rank
+# that exits without MPI_Finalize) and a libherd program (put, fence, get) under herdrun, on this
+# host and on simulated nodes (one session daemon each, so fences and direct modex cross
+# daemons). After every case nothing may be left running or in /dev/shm.
+. "$(dirname "$0")/lib.sh"
+SIM="--mca ras simulator --mca ras_simulator_num_nodes"
+HERDRUN_LIMIT=90
+BIN=$WORK/bin
+mkdir -p "$BIN"
+
+# The MPI flavours to test: those whose compiler is installed. CI installs both (a skip there
+# would hide that nothing was tested).
+FLAVOURS=""
+for f in openmpi mpich; do
+    if command -v "mpicc.$f" >/dev/null 2>&1; then
+        FLAVOURS="$FLAVOURS $f"
+    elif [ -n "${CI:-}" ]; then
+        fail "CI runs this test: mpicc.$f is needed (apt-get install lib$f-dev)"
+    else
+        echo "SKIP: mpicc.$f not installed: its programs are not tested"
+    fi
+done
+for f in $FLAVOURS; do
+    for p in hello ring spawn abort nofinalize; do
+        if ! "mpicc.$f" -o "$BIN/${f}_$p" "$HERD_SRCDIR/test/programs/mpi_$p.c" 2>"$ERR"; then
+            fail "mpi_$p.c builds with mpicc.$f"
+        fi
+    done
+done
+
+# run_ok WHAT ARGS...: herdrun ARGS succeeds and leaves nothing behind.
+run_ok() {
+    what=$1
+    shift
+    herdrun_bg "$@"
+    herdrun_wait "$HERDRUN_LIMIT"
+    expect_rc "$what: exit 0" 0
+    check_clean "$what"
+}
+
+# count_out PATTERN: how many lines of stdout match.
+count_out() { grep -cE -- "$1" "$OUT"; }
+
+for f in $FLAVOURS; do
+    # hello: every rank, the right sum, on one node and across simulated nodes
+    run_ok "$f hello -n 8" -n 8 --oversubscribe "$BIN/${f}_hello"
+    expect_eq "$f hello -n 8: 8 ranks greet" "$(count_out '^hello from rank [0-7] of 8 ')" 8
+    expect_no_out "$f hello -n 8: every sum right" "WRONG"
+    run_ok "$f hello on 3 simulated nodes" $SIM 3 --mca ras_simulator_slots 3 -n 8 \
+        --map-by node "$BIN/${f}_hello"
+    expect_eq "$f hello on 3 simulated nodes: 8 ranks greet" \
+        "$(count_out '^hello from rank [0-7] of 8 ')" 8
+    expect_no_out "$f hello on 3 simulated nodes: every sum right" "WRONG"
+
+    # ring: point-to-point among every pair of neighbours
+    run_ok "$f ring -n 8" -n 8 --oversubscribe "$BIN/${f}_ring"
+    expect_out "$f ring -n 8: the token went round" "^ring ok: token 80 "
+    run_ok "$f ring on 4 simulated nodes" $SIM 4 --mca ras_simulator_slots 2 -n 8 \
+        "$BIN/${f}_ring"
+    expect_out "$f ring on 4 simulated nodes: the token went round" "^ring ok: token 80 "
+
+    # MPI_Abort from rank 1: the job ends with its code and its words
+    herdrun_bg -n 4 --oversubscribe "$BIN/${f}_abort"
+    herdrun_wait "$HERDRUN_LIMIT"
+    expect_rc "$f MPI_Abort(7): herdrun exits 7" 7
+    expect_err "$f MPI_Abort(7): herdrun names the rank and its status" \
+        "rank 1 on node .* called abort with status 7"
+    check_clean "$f MPI_Abort(7)"
+
+    # a rank that exits 0 without MPI_Finalize is a failure, not a success
+    herdrun_bg -n 3 --oversubscribe "$BIN/${f}_nofinalize"
+    herdrun_wait "$HERDRUN_LIMIT"
+    expect_fail "$f exit without MPI_Finalize: herdrun fails"
+    expect_err "$f exit without MPI_Finalize: herdrun names the rank" \
+        "rank 2 on node .* without finalizing"
+    check_clean "$f exit without MPI_Finalize"
+done
+
+# MPI_Comm_spawn: the children start in the running job, without new daemons
+if echo "$FLAVOURS" | grep -q openmpi; then
+    run_ok "openmpi spawn" -n 2 --oversubscribe "$BIN/openmpi_spawn"
+    expect_eq "openmpi spawn: both parents see their children" "$(count_out '^parent ok: ')" 2
+    expect_eq "openmpi spawn: both children see their parents" "$(count_out '^child ok: ')" 2
+    run_ok "openmpi spawn on 2 simulated nodes" $SIM 2 --mca ras_simulator_slots 2 -n 2 \
+        --map-by node "$BIN/openmpi_spawn"
+    expect_eq "openmpi spawn on 2 simulated nodes: parents" "$(count_out '^parent ok: ')" 2
+    expect_eq "openmpi spawn on 2 simulated nodes: children" "$(count_out '^child ok: ')" 2
+fi
+
+finish
