@@ -151,6 +151,7 @@ static void run_until(test_ctx_t *ctx, bool (*done)(const test_ctx_t *ctx))
 static orte_odls_proc_spec_t spec_for(char *const *argv, uint32_t rank)
 {
     return (orte_odls_proc_spec_t){
+        .id = rank,
         .argv = argv,
         .env = environ,
         .stdin_fd = -1,
