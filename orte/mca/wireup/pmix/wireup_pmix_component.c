@@ -1,0 +1,558 @@
+/* wireup pmix: the component, and the module's life cycle: start the PMIx server with our
+ * topology in the job's private folder, register each namespace with every process's place,
+ * give each local process the server's environment. */
+#include "herd_config.h"
+
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/util/jobdb.h"
+#include "opal/util/output.h"
+#include "opal/util/topology.h"
+#include "orte/mca/wireup/pmix/wireup_pmix.h"
+
+#define WIREUP_PMIX_DEFAULT_PRIORITY 30
+
+static struct {
+    int priority;                /* wireup_pmix_priority */
+    wireup_pmix_state_t *active; /* the running server: one per process */
+} wireup_pmix_component_state = {
+    .priority = WIREUP_PMIX_DEFAULT_PRIORITY,
+};
+
+int wireup_pmix_output(void)
+{
+    return orte_wireup_base_framework.output;
+}
+
+wireup_pmix_state_t *wireup_pmix_active(void)
+{
+    return wireup_pmix_component_state.active;
+}
+
+void wireup_pmix_release(wireup_pmix_state_t *st)
+{
+    if (1 == atomic_fetch_sub(&st->refs, 1)) {
+        for (uint32_t i = 0; i < st->num_nss; ++i) {
+            if (NULL != st->nss[i]) {
+                free(st->nss[i]->locals);
+                free(st->nss[i]);
+            }
+        }
+        free(st->nss);
+        free(st);
+    }
+}
+
+wireup_pmix_ns_t *wireup_pmix_find_ns(wireup_pmix_state_t *st, const char *name)
+{
+    for (uint32_t i = 0; i < st->num_nss; ++i) {
+        if (NULL != st->nss[i] && 0 == strncmp(st->nss[i]->name, name, PMIX_MAX_NSLEN)) {
+            return st->nss[i];
+        }
+    }
+    return NULL;
+}
+
+wireup_pmix_local_t *wireup_pmix_find_local(wireup_pmix_ns_t *pns, uint32_t rank)
+{
+    uint32_t lo = 0, hi = pns->num_local;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pns->locals[mid].rank == rank) {
+            return &pns->locals[mid];
+        }
+        if (pns->locals[mid].rank < rank) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* start and stop */
+
+static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
+{
+    if (NULL != wireup_pmix_component_state.active) {
+        return HERD_ERR_NOT_AVAILABLE; /* the library holds one server per process */
+    }
+    wireup_pmix_state_t *st = calloc(1, sizeof(*st));
+    if (NULL == st) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    st->host = host;
+    atomic_init(&st->refs, 1);
+    atomic_init(&st->finalizing, false);
+    /* A herdrun run under another launcher's PMIx must not make our server that one's client. */
+    extern char **environ;
+    for (size_t i = 0; NULL != environ[i];) {
+        if (0 == strncmp(environ[i], "PMIX_", 5) && 0 != strncmp(environ[i], "PMIX_MCA_", 9)) {
+            char name[256];
+            size_t len = strcspn(environ[i], "=");
+            snprintf(name, sizeof(name), "%.*s", (int) (len < 255 ? len : 255), environ[i]);
+            unsetenv(name);
+        } else {
+            ++i;
+        }
+    }
+    /* Given our topology, the library does not discover its own (20-30 ms against 1.5 ms). */
+    hwloc_topology_t topo = NULL;
+    int rc = opal_topology_load_local(&topo);
+    pmix_info_t info[4];
+    size_t n = 0;
+    bool no = false;
+    PMIX_INFO_LOAD(&info[n], PMIX_SERVER_TMPDIR, host->tmpdir, PMIX_STRING);
+    n++;
+    PMIX_INFO_LOAD(&info[n], PMIX_SYSTEM_TMPDIR, host->tmpdir, PMIX_STRING);
+    n++;
+    PMIX_INFO_LOAD(&info[n], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
+    n++;
+    if (HERD_SUCCESS == rc) {
+        st->hwloc_topology = topo;
+        st->topology.source = "hwloc";
+        st->topology.topology = topo;
+        PMIX_INFO_LOAD(&info[n], PMIX_TOPOLOGY2, &st->topology, PMIX_TOPO);
+        n++;
+    }
+    pmix_status_t prc = PMIx_server_init(&wireup_pmix_server_module, info, n);
+    /* the first three only: destructing the topology's entry would destroy the topology the
+     * server keeps using (it is ours to destroy after the server stops) */
+    for (size_t i = 0; i < 3; ++i) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    if (n > 3 && PMIX_TOPO == info[3].value.type) {
+        free(info[3].value.data.topo); /* the library's copy of our pmix_topology_t */
+    }
+    if (PMIX_SUCCESS != prc) {
+        opal_output_verbose(1, wireup_pmix_output(),
+                            "wireup pmix: the PMIx server does not start (%s): PMIx clients "
+                            "on %s run without it",
+                            PMIx_Error_string(prc), host->node_name);
+        if (NULL != topo) {
+            hwloc_topology_destroy(topo);
+        }
+        free(st);
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+    st->server_up = true;
+    rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX,
+                                        wireup_pmix_dmodex_handler, st);
+    if (HERD_SUCCESS != rc) {
+        PMIx_server_finalize();
+        if (NULL != topo) {
+            hwloc_topology_destroy(topo);
+        }
+        free(st);
+        return rc;
+    }
+    wireup_pmix_component_state.active = st;
+    *state_out = st;
+    return HERD_SUCCESS;
+}
+
+static void pmix_module_finalize(void *state)
+{
+    wireup_pmix_state_t *st = state;
+    /* upcalls still queued answer the library with an error and touch nothing else */
+    atomic_store(&st->finalizing, true);
+    opal_event_base_poll(st->host->base);
+    orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_PMIX, NULL, NULL);
+    if (st->server_up) {
+        PMIx_server_finalize();
+    }
+    if (NULL != st->hwloc_topology) {
+        hwloc_topology_destroy((hwloc_topology_t) st->hwloc_topology);
+        st->hwloc_topology = NULL;
+    }
+    wireup_pmix_component_state.active = NULL;
+    wireup_pmix_release(st);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* namespaces */
+
+/* A growing string. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} text_t;
+
+static void text_add(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(text_t *t, const char *fmt, ...)
+{
+    va_list ap;
+    for (int attempt = 0; attempt < 2 && !t->failed; ++attempt) {
+        va_start(ap, fmt);
+        int n = vsnprintf(NULL != t->s ? t->s + t->len : NULL, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = true;
+            return;
+        }
+        if (t->len + (size_t) n < t->cap) {
+            t->len += (size_t) n;
+            return;
+        }
+        size_t cap = 2 * (t->cap + (size_t) n) + 64;
+        char *grown = realloc(t->s, cap);
+        if (NULL == grown) {
+            t->failed = true;
+            return;
+        }
+        t->s = grown;
+        t->cap = cap;
+    }
+}
+
+/* The information of one local process (PMIX_PROC_DATA). */
+static int proc_data(wireup_pmix_state_t *st, const orte_wireup_nspace_t *ns, uint32_t rank,
+                     const uint32_t *node_id, pmix_info_t *info)
+{
+    opal_jobdb_proc_view_t view;
+    if (HERD_SUCCESS != opal_jobdb_get_proc(ns->db, rank, &view)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    pmix_data_array_t *array;
+    PMIX_DATA_ARRAY_CREATE(array, 8, PMIX_INFO);
+    if (NULL == array) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    pmix_info_t *pi = array->array;
+    size_t n = 0;
+    pmix_rank_t prank = rank;
+    uint32_t app = view.app, nodeid = node_id[view.node];
+    uint16_t local_rank = (uint16_t) view.local_rank, node_rank = (uint16_t) view.node_rank;
+    PMIX_INFO_LOAD(&pi[n++], PMIX_RANK, &prank, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&pi[n++], PMIX_APPNUM, &app, PMIX_UINT32);
+    PMIX_INFO_LOAD(&pi[n++], PMIX_LOCAL_RANK, &local_rank, PMIX_UINT16);
+    PMIX_INFO_LOAD(&pi[n++], PMIX_NODE_RANK, &node_rank, PMIX_UINT16);
+    PMIX_INFO_LOAD(&pi[n++], PMIX_NODEID, &nodeid, PMIX_UINT32);
+    PMIX_INFO_LOAD(&pi[n++], PMIX_HOSTNAME, ns->node_names[view.node], PMIX_STRING);
+    /* where it is bound, as PMIx describes locality (procs on one node compare theirs) */
+    if (view.bound && NULL != st->hwloc_topology && '\0' != view.cpuset[0]) {
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        pmix_cpuset_t cpuset = {.source = "hwloc", .bitmap = set};
+        char *locality = NULL;
+        if (NULL != set && 0 == hwloc_bitmap_list_sscanf(set, view.cpuset) &&
+            PMIX_SUCCESS == PMIx_server_generate_locality_string(&cpuset, &locality) &&
+            NULL != locality) {
+            PMIX_INFO_LOAD(&pi[n++], PMIX_LOCALITY_STRING, locality, PMIX_STRING);
+            free(locality);
+        }
+        if (NULL != set) {
+            hwloc_bitmap_free(set);
+        }
+    }
+    array->size = n;
+    PMIX_INFO_LOAD(info, PMIX_PROC_DATA, array, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_FREE(array);
+    return HERD_SUCCESS;
+}
+
+/* Register a namespace: its size, nodes and every process's place (node and proc maps, the
+ * library's compressed regular expressions), the apps, and what each local process needs. */
+static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
+{
+    const orte_wireup_nspace_t *ns = pns->ns;
+    uint32_t nn = ns->num_nodes, napps = ns->num_apps > 0 ? ns->num_apps : 1;
+    uint32_t *node_count = calloc(nn > 0 ? nn : 1, sizeof(*node_count));
+    uint32_t *node_id = calloc(nn > 0 ? nn : 1, sizeof(*node_id));
+    uint32_t *app_size = calloc(napps, sizeof(*app_size));
+    uint32_t *app_leader = calloc(napps, sizeof(*app_leader));
+    uint32_t *node_of = malloc((ns->num_procs > 0 ? ns->num_procs : 1) * sizeof(*node_of));
+    text_t nodes = {0}, procs = {0}, peers = {0};
+    char *node_regex = NULL, *proc_regex = NULL;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0, cap = 0;
+    int rc = HERD_SUCCESS;
+    if (NULL == node_count || NULL == node_id || NULL == app_size || NULL == app_leader ||
+        NULL == node_of) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    for (uint32_t a = 0; a < napps; ++a) {
+        app_leader[a] = UINT32_MAX;
+    }
+    for (uint32_t r = 0; r < ns->num_procs; ++r) {
+        opal_jobdb_proc_view_t view;
+        if (HERD_SUCCESS != opal_jobdb_get_proc(ns->db, r, &view) || view.node >= nn ||
+            view.app >= napps) {
+            rc = HERD_ERR_NOT_FOUND;
+            goto out;
+        }
+        node_of[r] = view.node;
+        node_count[view.node]++;
+        app_size[view.app]++;
+        if (UINT32_MAX == app_leader[view.app]) {
+            app_leader[view.app] = r;
+        }
+    }
+    /* the nodes with processes, in node order: ids 0, 1, ... in the maps */
+    uint32_t num_used = 0;
+    for (uint32_t i = 0; i < nn; ++i) {
+        node_id[i] = (node_count[i] > 0) ? num_used++ : UINT32_MAX;
+        if (node_count[i] > 0) {
+            text_add(&nodes, "%s%s", 0 == node_id[i] ? "" : ",", ns->node_names[i]);
+        }
+    }
+    for (uint32_t i = 0; i < nn; ++i) {
+        if (0 == node_count[i]) {
+            continue;
+        }
+        bool first = true;
+        text_add(&procs, "%s", 0 == node_id[i] ? "" : ";");
+        for (uint32_t r = 0; r < ns->num_procs; ++r) {
+            if (node_of[r] == i) {
+                text_add(&procs, "%s%u", first ? "" : ",", r);
+                first = false;
+            }
+        }
+    }
+    for (uint32_t l = 0; l < ns->num_local; ++l) {
+        text_add(&peers, "%s%u", 0 == l ? "" : ",", ns->local_ranks[l]);
+    }
+    if (nodes.failed || procs.failed || peers.failed) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    if (PMIX_SUCCESS != PMIx_generate_regex(nodes.s, &node_regex) ||
+        PMIX_SUCCESS != PMIx_generate_ppn(procs.s, &proc_regex)) {
+        rc = HERD_ERROR;
+        goto out;
+    }
+    cap = 20 + napps + ns->num_local;
+    PMIX_INFO_CREATE(info, cap);
+    if (NULL == info) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    uint32_t size = ns->num_procs, univ = ns->universe_size > size ? ns->universe_size : size;
+    uint32_t num_local = ns->num_local, num_apps = napps;
+    pmix_rank_t leader = num_local > 0 ? ns->local_ranks[0] : 0;
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOBID, pns->name, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_MAX_PROCS, &univ, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_NUM_NODES, &num_used, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOB_NUM_APPS, &num_apps, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_NODE_MAP, node_regex, PMIX_REGEX);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_PROC_MAP, proc_regex, PMIX_REGEX);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_LOCAL_SIZE, &num_local, PMIX_UINT32);
+    if (num_local > 0) {
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_LOCAL_PEERS, peers.s, PMIX_STRING);
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    }
+    if (UINT32_MAX != ns->parent_nspace &&
+        NULL != st->host->nspace(st->host->ctx, ns->parent_nspace)) {
+        pmix_proc_t parent;
+        bool spawned = true;
+        PMIX_LOAD_PROCID(&parent, st->host->nspace(st->host->ctx, ns->parent_nspace)->name,
+                         ns->parent_rank);
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_PARENT_ID, &parent, PMIX_PROC);
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_SPAWNED, &spawned, PMIX_BOOL);
+    }
+    for (uint32_t a = 0; a < napps; ++a) {
+        pmix_data_array_t *array;
+        PMIX_DATA_ARRAY_CREATE(array, 3, PMIX_INFO);
+        if (NULL == array) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+        pmix_info_t *ai = array->array;
+        pmix_rank_t app_ldr = UINT32_MAX != app_leader[a] ? app_leader[a] : 0;
+        PMIX_INFO_LOAD(&ai[0], PMIX_APPNUM, &a, PMIX_UINT32);
+        PMIX_INFO_LOAD(&ai[1], PMIX_APP_SIZE, &app_size[a], PMIX_UINT32);
+        PMIX_INFO_LOAD(&ai[2], PMIX_APPLDR, &app_ldr, PMIX_PROC_RANK);
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_APP_INFO_ARRAY, array, PMIX_DATA_ARRAY);
+        PMIX_DATA_ARRAY_FREE(array);
+    }
+    for (uint32_t l = 0; l < num_local; ++l) {
+        if (HERD_SUCCESS != (rc = proc_data(st, ns, ns->local_ranks[l], node_id, &info[ninfo]))) {
+            goto out;
+        }
+        ninfo++;
+    }
+    /* blocking without a callback: done when it returns */
+    pmix_status_t prc =
+        PMIx_server_register_nspace(pns->name, (int) num_local, info, ninfo, NULL, NULL);
+    if (PMIX_SUCCESS != prc && PMIX_OPERATION_SUCCEEDED != prc) {
+        opal_output(OPAL_OUTPUT_STDERR,
+                    "wireup pmix on %s: the PMIx server refused namespace %s: %s",
+                    st->host->node_name, pns->name, PMIx_Error_string(prc));
+        rc = HERD_ERROR;
+        goto out;
+    }
+    pns->registered = true;
+
+out:
+    if (NULL != info) {
+        PMIX_INFO_FREE(info, cap);
+    }
+    free(node_regex);
+    free(proc_regex);
+    free(nodes.s);
+    free(procs.s);
+    free(peers.s);
+    free(node_count);
+    free(node_id);
+    free(app_size);
+    free(app_leader);
+    free(node_of);
+    return rc;
+}
+
+static int pmix_module_add_nspace(void *state, const orte_wireup_nspace_t *ns)
+{
+    wireup_pmix_state_t *st = state;
+    if (ns->index >= st->num_nss) {
+        wireup_pmix_ns_t **grown = realloc(st->nss, (ns->index + 1) * sizeof(*grown));
+        if (NULL == grown) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        memset(grown + st->num_nss, 0, (ns->index + 1 - st->num_nss) * sizeof(*grown));
+        st->nss = grown;
+        st->num_nss = ns->index + 1;
+    }
+    if (NULL != st->nss[ns->index] || strlen(ns->name) > PMIX_MAX_NSLEN) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    wireup_pmix_ns_t *pns = calloc(1, sizeof(*pns));
+    if (NULL == pns || NULL == (pns->locals = calloc(ns->num_local > 0 ? ns->num_local : 1,
+                                                     sizeof(*pns->locals)))) {
+        free(pns);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    pns->ns = ns;
+    PMIX_LOAD_NSPACE(pns->name, ns->name);
+    pns->num_local = ns->num_local;
+    for (uint32_t l = 0; l < ns->num_local; ++l) {
+        pns->locals[l].rank = ns->local_ranks[l];
+    }
+    st->nss[ns->index] = pns;
+    return register_nspace(st, pns);
+}
+
+static void pmix_module_del_nspace(void *state, const orte_wireup_nspace_t *ns)
+{
+    wireup_pmix_state_t *st = state;
+    if (ns->index >= st->num_nss || NULL == st->nss[ns->index]) {
+        return;
+    }
+    wireup_pmix_ns_t *pns = st->nss[ns->index];
+    for (uint32_t l = 0; l < pns->num_local; ++l) {
+        if (pns->locals[l].registered) {
+            pmix_proc_t p;
+            PMIX_LOAD_PROCID(&p, pns->name, pns->locals[l].rank);
+            PMIx_server_deregister_client(&p, NULL, NULL);
+        }
+    }
+    if (pns->registered) {
+        PMIx_server_deregister_nspace(pns->name, NULL, NULL);
+    }
+    st->nss[ns->index] = NULL;
+    free(pns->locals);
+    free(pns);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* processes */
+
+static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
+                                  orte_wireup_child_t *child)
+{
+    wireup_pmix_state_t *st = state;
+    wireup_pmix_ns_t *pns = (proc->ns->index < st->num_nss) ? st->nss[proc->ns->index] : NULL;
+    wireup_pmix_local_t *local = (NULL != pns) ? wireup_pmix_find_local(pns, proc->rank) : NULL;
+    if (NULL == local) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
+    if (!local->registered) {
+        pmix_status_t prc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+        if (PMIX_SUCCESS != prc && PMIX_OPERATION_SUCCEEDED != prc) {
+            return HERD_ERROR;
+        }
+        local->registered = true;
+    }
+    char **env = NULL;
+    if (PMIX_SUCCESS != PMIx_server_setup_fork(&p, &env)) {
+        return HERD_ERROR;
+    }
+    int rc = HERD_SUCCESS;
+    for (size_t i = 0; HERD_SUCCESS == rc && NULL != env && NULL != env[i]; ++i) {
+        char *eq = strchr(env[i], '=');
+        if (NULL != eq) {
+            *eq = '\0';
+            rc = orte_wireup_child_setenv(child, env[i], eq + 1);
+        }
+    }
+    for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
+        free(env[i]);
+    }
+    free(env);
+    /* Open MPI 4.1 takes a process without a well-formed daemon URI for a singleton: it gets
+     * one (never contacted: everything goes through the PMIx server). */
+    char uri[64];
+    snprintf(uri, sizeof(uri), "%u.%u;tcp://127.0.0.1:1", proc->ns->seq + 1, proc->ns->index);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_wireup_child_setenv(child, "OMPI_MCA_orte_local_daemon_uri", uri);
+    }
+    return rc;
+}
+
+static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc, bool *unfinalized)
+{
+    wireup_pmix_state_t *st = state;
+    wireup_pmix_ns_t *pns = (proc->ns->index < st->num_nss) ? st->nss[proc->ns->index] : NULL;
+    wireup_pmix_local_t *local = (NULL != pns) ? wireup_pmix_find_local(pns, proc->rank) : NULL;
+    *unfinalized = false;
+    if (NULL == local) {
+        return;
+    }
+    *unfinalized = local->connected && !local->finalized;
+    if (local->registered) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
+        PMIx_server_deregister_client(&p, NULL, NULL);
+        local->registered = false;
+    }
+}
+
+static const orte_wireup_module_t wireup_pmix_module = {
+    .name = "pmix",
+    .init = pmix_module_init,
+    .add_nspace = pmix_module_add_nspace,
+    .proc_setup = pmix_module_proc_setup,
+    .proc_exited = pmix_module_proc_exited,
+    .del_nspace = pmix_module_del_nspace,
+    .finalize = pmix_module_finalize,
+};
+
+static int wireup_pmix_register(const opal_mca_component_t *component)
+{
+    wireup_pmix_component_state.priority = WIREUP_PMIX_DEFAULT_PRIORITY;
+    int index = opal_mca_var_register(component, "priority",
+                                      "Priority of the pmix wireup component (the session daemon "
+                                      "as a PMIx server, for Open MPI and other PMIx clients)",
+                                      OPAL_MCA_VAR_INT, &wireup_pmix_component_state.priority);
+    return index < 0 ? index : HERD_SUCCESS;
+}
+
+static int wireup_pmix_query(const opal_mca_component_t *component, void **module, int *priority)
+{
+    *module = (void *) &wireup_pmix_module;
+    *priority = wireup_pmix_component_state.priority;
+    return HERD_SUCCESS;
+}
+
+OPAL_MCA_COMPONENT(orte, wireup, pmix, .register_params = wireup_pmix_register,
+                   .query = wireup_pmix_query);
