@@ -4,6 +4,10 @@
 
 #include "opal/visibility.h"
 
+/* The same codes are public in <herd.h> (libherd's API), under the same guard: whichever header
+ * comes first defines them (test/unit/wireup/test_libherd.c checks the two agree). */
+#ifndef HERD_STATUS_CODES_DEFINED
+#define HERD_STATUS_CODES_DEFINED
 typedef enum {
     HERD_SUCCESS = 0,
     HERD_ERROR = -1,                     /* generic failure, already reported */
@@ -25,6 +29,7 @@ typedef enum {
     HERD_ERR_SILENT = -17,               /* already reported: do not report again */
     HERD_ERR_MAX = -18                   /* one past the last error code */
 } herd_status_t;
+#endif /* HERD_STATUS_CODES_DEFINED */
 
 /* A short description of a status code, e.g. "not found"; never NULL. */
 OPAL_EXPORT const char *opal_strerror(int status);

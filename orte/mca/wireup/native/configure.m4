@@ -1,0 +1,2 @@
+dnl wireup native: the session daemon serves libherd's processes over a Unix socket; always built.
+AC_DEFUN([HERD_MCA_orte_wireup_native_CONFIG], [$1])
