@@ -243,14 +243,15 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                 "are gone%s\n",
                 job->spec->jobid, node_name(job, r.node), then);
     } else if (UINT32_MAX == r.rank) {
-        fprintf(stderr, "herdrun: job %s: the session daemon on node %s could not map the job\n",
+        fprintf(stderr,
+                "herdrun: job %s: the session daemon on node %s could not map or start the job "
+                "(it said why above)\n",
                 job->spec->jobid, node_name(job, r.node));
     } else if (ORTE_PROC_ABORTED == r.state) {
         /* MPI_Abort, PMI abort, herd_abort: the process's own words, if it gave any */
         fprintf(stderr, "herdrun: job %s: %s on node %s (pid %d) %s%s%s; the job is aborted\n",
                 job->spec->jobid, who, node_name(job, r.node), (int) r.pid, how,
-                (NULL != message && '\0' != *message) ? ": " : "",
-                NULL != message ? message : "");
+                (NULL != message && '\0' != *message) ? ": " : "", NULL != message ? message : "");
     } else if (r.pid > 0) {
         fprintf(stderr, "herdrun: job %s: %s on node %s (pid %d) %s%s\n", job->spec->jobid, who,
                 node_name(job, r.node), (int) r.pid, how, then);
@@ -817,8 +818,8 @@ static int complete_spawn(job_t *job, orte_job_spec_t *c, uint32_t nspace)
                                                                           : HERD_SUCCESS;
 }
 
-static void recv_spawn_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
-                           const void *data, size_t length, void *arg)
+static void recv_spawn_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                           size_t length, void *arg)
 {
     job_t *job = arg;
     opal_buffer_t buffer;
@@ -855,9 +856,8 @@ static void recv_spawn_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
         rc = HERD_ERR_OUT_OF_RESOURCE;
         error = "the job has spawned too many processes";
     }
-    spawned_t *grown = (HERD_SUCCESS == rc)
-                           ? realloc(job->spawns, (job->num_spawns + 1) * sizeof(*grown))
-                           : NULL;
+    spawned_t *grown =
+        (HERD_SUCCESS == rc) ? realloc(job->spawns, (job->num_spawns + 1) * sizeof(*grown)) : NULL;
     spawn_op_t *op = (NULL != grown) ? calloc(1, sizeof(*op)) : NULL;
     if (HERD_SUCCESS == rc && NULL != grown) {
         job->spawns = grown;
@@ -881,14 +881,14 @@ static void recv_spawn_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
     sp->offset = job->next_id;
     sp->requester = src;
     job->next_id += total;
-    *op = (spawn_op_t){.next = job->spawn_ops, .nspace = nspace, .requester = src,
-                       .req_id = sp->req_id};
+    *op = (spawn_op_t){
+        .next = job->spawn_ops, .nspace = nspace, .requester = src, .req_id = sp->req_id};
     job->spawn_ops = op;
     opal_buffer_init(&buffer);
     rc = orte_job_spawn_pack(&buffer, sp);
     for (orte_vpid_t v = 1; HERD_SUCCESS == rc && v < job->size; ++v) {
-        if (HERD_SUCCESS != job->ovl->send(job->overlay, v, ORTE_SESSION_TAG_SPAWN, buffer.base,
-                                           buffer.used)) {
+        if (HERD_SUCCESS !=
+            job->ovl->send(job->overlay, v, ORTE_SESSION_TAG_SPAWN, buffer.base, buffer.used)) {
             op->acks++; /* gone: its loss is reported on its own */
             op->status = HERD_ERR_UNREACH;
         }
@@ -911,8 +911,8 @@ static void spawn_op_done(job_t *job, spawn_op_t *op)
     check_finished(job);
 }
 
-static void recv_spawn_ack(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
-                           const void *data, size_t length, void *arg)
+static void recv_spawn_ack(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                           size_t length, void *arg)
 {
     job_t *job = arg;
     opal_buffer_t buffer;
@@ -1088,13 +1088,11 @@ static int iof_send(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov
     if (NULL == job->overlay) {
         return HERD_ERR_UNREACH;
     }
-    return job->ovl->sendv(job->overlay, dst, (uint16_t) (ORTE_SESSION_TAG_IOF + msg), iov,
-                           iovcnt);
+    return job->ovl->sendv(job->overlay, dst, (uint16_t) (ORTE_SESSION_TAG_IOF + msg), iov, iovcnt);
 }
 
 /* From our own source (the pipes of a one-node job) straight to the sink. */
-static int iof_send_local(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov,
-                          int iovcnt)
+static int iof_send_local(void *ctx, orte_vpid_t dst, int msg, const struct iovec *iov, int iovcnt)
 {
     job_t *job = ctx;
     return job->iof->sink_deliver(job->sink, ORTE_SESSION_SHEPHERD, msg, iov, iovcnt);
@@ -1263,12 +1261,10 @@ static int open_sink(job_t *job)
     const struct {
         uint16_t tag;
         orte_overlay_recv_cb_t cb;
-    } handlers[] = {{ORTE_SESSION_TAG_OUTPUT, recv_output},
-                    {ORTE_SESSION_TAG_FAILURE, recv_failure},
-                    {ORTE_SESSION_TAG_REPORT, recv_report},
-                    {ORTE_SESSION_TAG_EOF, recv_eof},
-                    {ORTE_SESSION_TAG_SPAWN_REQ, recv_spawn_req},
-                    {ORTE_SESSION_TAG_SPAWN_ACK, recv_spawn_ack}};
+    } handlers[] = {
+        {ORTE_SESSION_TAG_OUTPUT, recv_output},       {ORTE_SESSION_TAG_FAILURE, recv_failure},
+        {ORTE_SESSION_TAG_REPORT, recv_report},       {ORTE_SESSION_TAG_EOF, recv_eof},
+        {ORTE_SESSION_TAG_SPAWN_REQ, recv_spawn_req}, {ORTE_SESSION_TAG_SPAWN_ACK, recv_spawn_ack}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         rc = job->ovl->register_recv(job->overlay, handlers[i].tag, handlers[i].cb, job);
         if (HERD_SUCCESS != rc) {
@@ -1279,8 +1275,8 @@ static int open_sink(job_t *job)
         return rc;
     }
     for (int m = 0; m < ORTE_IOF_NUM_MSGS; ++m) {
-        rc = job->ovl->register_recv(job->overlay, (uint16_t) (ORTE_SESSION_TAG_IOF + m),
-                                     iof_recv, job);
+        rc = job->ovl->register_recv(job->overlay, (uint16_t) (ORTE_SESSION_TAG_IOF + m), iof_recv,
+                                     job);
         if (HERD_SUCCESS != rc) {
             return rc;
         }

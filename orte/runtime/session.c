@@ -110,7 +110,7 @@ typedef struct session {
     uint32_t *used; /* per candidate: processes of the job (and its spawns) placed there */
     spawn_req_t *spawn_reqs;
     uint32_t next_spawn_id;
-    int iof_sock;              /* a one-node job: herdrun reads the pipes itself, sent here */
+    int iof_sock; /* a one-node job: herdrun reads the pipes itself, sent here */
     bool iof_drained;
 
     int out_pipe[2]; /* our own stdout and stderr (messages), forwarded to herdrun */
@@ -127,6 +127,7 @@ typedef struct session {
     uint32_t cap_records;
     uint32_t records_sent; /* to the shepherd, in DONE messages */
     bool mapping_done;
+    bool wireup_failed; /* its processes are not started: the job fails */
     bool aborting;
     bool done_sent;
     bool stop;
@@ -802,8 +803,7 @@ static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata
     }
     int rc = reserve_records(s, nsj->local_size);
     if (HERD_SUCCESS == rc) {
-        rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL,
-                               &s->db);
+        rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL, &s->db);
     }
     for (uint32_t n = 0; HERD_SUCCESS == rc && n < s->nodes.num; ++n) {
         rc = opal_jobdb_set_node(s->db, n, s->nodes.nodes[n].name);
@@ -999,8 +999,7 @@ static void start_proc(session_t *s, nsjob_t *nsj, orte_proc_record_t *r, const 
 /* One of this node's processes was mapped: its record, then started now (no wireup: while the
  * mapper goes on) or once the map is complete (a wireup registers the whole namespace, PMIx with
  * every process's place, before any of its processes may connect). */
-static int take_local(session_t *s, nsjob_t *nsj, const orte_rmaps_proc_t *proc,
-                      uint32_t node_rank)
+static int take_local(session_t *s, nsjob_t *nsj, const orte_rmaps_proc_t *proc, uint32_t node_rank)
 {
     orte_proc_record_t *r = &s->records[s->num_records++];
     memset(r, 0, sizeof(*r));
@@ -1076,8 +1075,8 @@ static int register_wireup(session_t *s, nsjob_t *nsj)
     nsj->node_names = calloc(nn > 0 ? nn : 1, sizeof(*nsj->node_names));
     nsj->node_vpid = malloc((nn > 0 ? nn : 1) * sizeof(*nsj->node_vpid));
     nsj->daemons = malloc((np > 0 ? np : 1) * sizeof(*nsj->daemons));
-    nsj->local_ranks = malloc((nsj->num_local > 0 ? nsj->num_local : 1) *
-                              sizeof(*nsj->local_ranks));
+    nsj->local_ranks =
+        malloc((nsj->num_local > 0 ? nsj->num_local : 1) * sizeof(*nsj->local_ranks));
     if (NULL == nsj->node_names || NULL == nsj->node_vpid || NULL == nsj->daemons ||
         NULL == nsj->local_ranks) {
         return HERD_ERR_OUT_OF_RESOURCE;
@@ -1158,10 +1157,9 @@ static void register_and_start(session_t *s, nsjob_t *nsj, int rc, const orte_jo
     if (HERD_SUCCESS == rc && NULL != s->wireup) {
         wrc = register_wireup(s, nsj);
         if (HERD_SUCCESS == wrc && NULL != sp && sp->num_preput > 0) {
-            wrc = orte_session_wireup_preput(s->wireup, nsj->index,
-                                             (const char *const *) sp->preput_keys,
-                                             (const char *const *) sp->preput_values,
-                                             sp->num_preput);
+            wrc = orte_session_wireup_preput(
+                s->wireup, nsj->index, (const char *const *) sp->preput_keys,
+                (const char *const *) sp->preput_values, sp->num_preput);
         }
         if (HERD_SUCCESS != wrc) {
             fprintf(stderr,
@@ -1185,6 +1183,9 @@ static void map_and_launch(session_t *s)
     nsjob_t *nsj = s->jobs[0];
     uint32_t num_procs = 0;
     uint32_t before = s->num_records;
+    if (s->wireup_failed) {
+        s->aborting = true; /* mapped (the database is made) but nothing is started */
+    }
     int rc = orte_rmaps_base_map_job(&job, emit_cb, s, &num_procs);
     if (HERD_SUCCESS == rc && NULL != s->db) {
         rc = opal_jobdb_finish(s->db);
@@ -1200,6 +1201,13 @@ static void map_and_launch(session_t *s)
     register_and_start(s, nsj, rc, NULL);
     s->mapping_done = true;
     all_handed_over(s);
+    if (s->wireup_failed && HERD_SUCCESS == rc) {
+        orte_proc_record_t record = {.rank = UINT32_MAX,
+                                     .node = s->my_candidate,
+                                     .state = ORTE_PROC_START_FAILED,
+                                     .exit_code = 1};
+        send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, &record);
+    }
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "session daemon on %s: mapping job %s failed: %s\n", s->node_name,
                 s->spec->jobid, opal_strerror(rc));
@@ -1358,11 +1366,12 @@ static void recv_spawn(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, c
     }
     register_and_start(s, nsj, rc, sp);
     uint32_t started = s->launched - launched_before;
-    send_spawn_ack(s, nsj->index, (HERD_SUCCESS == rc && started == nsj->num_local)
-                                      ? HERD_SUCCESS
-                                      : (HERD_SUCCESS != rc ? rc : HERD_ERR_NOT_FOUND),
+    send_spawn_ack(s, nsj->index,
+                   (HERD_SUCCESS == rc && started == nsj->num_local)
+                       ? HERD_SUCCESS
+                       : (HERD_SUCCESS != rc ? rc : HERD_ERR_NOT_FOUND),
                    started,
-                   HERD_SUCCESS != rc ? "a session daemon could not map or register them"
+                   HERD_SUCCESS != rc          ? "a session daemon could not map or register them"
                    : started != nsj->num_local ? "some of them could not be started"
                                                : NULL);
     orte_job_spawn_free(sp);
@@ -1684,8 +1693,7 @@ static void wireup_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, 
 
 /* A process asked for the job to be aborted: the shepherd ends the job and herdrun shows the
  * message. Its record says so from now on, whatever its exit looks like. */
-static void wireup_abort(void *ctx, uint32_t nspace, uint32_t rank, int status,
-                         const char *message)
+static void wireup_abort(void *ctx, uint32_t nspace, uint32_t rank, int status, const char *message)
 {
     session_t *s = ctx;
     orte_proc_record_t *r =
@@ -2118,8 +2126,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock)
     orte_odls_callbacks_t callbacks = {
         .proc_exited = proc_exited, .all_exited = all_exited, .cbdata = s};
     if (HERD_SUCCESS != (rc = s->odls->create(s->base, &callbacks, &s->procs)) ||
-        HERD_SUCCESS != (rc = start_iof(s)) ||
-        HERD_SUCCESS != (rc = start_overlay(s, listen_fd))) {
+        HERD_SUCCESS != (rc = start_iof(s)) || HERD_SUCCESS != (rc = start_overlay(s, listen_fd))) {
         fprintf(stderr, "herdd --session on %s: cannot join job %s: %s\n", s->node_name,
                 s->spec->jobid, opal_strerror(rc));
         goto out;
@@ -2135,11 +2142,13 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock)
     if (HERD_SUCCESS != rc) {
         goto out;
     }
-    /* while the checks travel: the wireup (a PMIx server takes a few ms to start) */
+    /* while the checks travel: the wireup (a PMIx server takes a few ms to start). If it
+     * cannot start (a bad HERD_MCA_wireup), nothing is started here, and the job fails once
+     * the overlay carries the reason to herdrun. */
     if (HERD_SUCCESS != (rc = start_wireup(s))) {
         fprintf(stderr, "herdd --session on %s: cannot start the wireup of job %s: %s\n",
                 s->node_name, s->spec->jobid, opal_strerror(rc));
-        goto out;
+        s->wireup_failed = true;
     }
     opal_event_base_loop(s->base, false);
     rc = s->status;

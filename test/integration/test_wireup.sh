@@ -30,6 +30,12 @@ for f in $FLAVOURS; do
     done
 done
 
+# Simulated nodes all run on this host: Open MPI's shared-memory transport names its segments
+# after the real host name, so ranks of different simulated nodes would share them. Between
+# simulated nodes Open MPI programs use TCP (real nodes need nothing of the kind).
+OMPI_SIM="-x OMPI_MCA_btl=self,tcp"
+HERD_HELLO=$HERD_BUILDDIR/test/programs/herd_hello
+
 # run_ok WHAT ARGS...: herdrun ARGS succeeds and leaves nothing behind.
 run_ok() {
     what=$1
@@ -48,8 +54,10 @@ for f in $FLAVOURS; do
     run_ok "$f hello -n 8" -n 8 --oversubscribe "$BIN/${f}_hello"
     expect_eq "$f hello -n 8: 8 ranks greet" "$(count_out '^hello from rank [0-7] of 8 ')" 8
     expect_no_out "$f hello -n 8: every sum right" "WRONG"
+    sim_flags=""
+    [ "$f" = openmpi ] && sim_flags=$OMPI_SIM
     run_ok "$f hello on 3 simulated nodes" $SIM 3 --mca ras_simulator_slots 3 -n 8 \
-        --map-by node "$BIN/${f}_hello"
+        --map-by node $sim_flags "$BIN/${f}_hello"
     expect_eq "$f hello on 3 simulated nodes: 8 ranks greet" \
         "$(count_out '^hello from rank [0-7] of 8 ')" 8
     expect_no_out "$f hello on 3 simulated nodes: every sum right" "WRONG"
@@ -57,7 +65,7 @@ for f in $FLAVOURS; do
     # ring: point-to-point among every pair of neighbours
     run_ok "$f ring -n 8" -n 8 --oversubscribe "$BIN/${f}_ring"
     expect_out "$f ring -n 8: the token went round" "^ring ok: token 80 "
-    run_ok "$f ring on 4 simulated nodes" $SIM 4 --mca ras_simulator_slots 2 -n 8 \
+    run_ok "$f ring on 4 simulated nodes" $SIM 4 --mca ras_simulator_slots 2 -n 8 $sim_flags \
         "$BIN/${f}_ring"
     expect_out "$f ring on 4 simulated nodes: the token went round" "^ring ok: token 80 "
 
@@ -84,9 +92,48 @@ if echo "$FLAVOURS" | grep -q openmpi; then
     expect_eq "openmpi spawn: both parents see their children" "$(count_out '^parent ok: ')" 2
     expect_eq "openmpi spawn: both children see their parents" "$(count_out '^child ok: ')" 2
     run_ok "openmpi spawn on 2 simulated nodes" $SIM 2 --mca ras_simulator_slots 2 -n 2 \
-        --map-by node "$BIN/openmpi_spawn"
+        --map-by node $OMPI_SIM "$BIN/openmpi_spawn"
     expect_eq "openmpi spawn on 2 simulated nodes: parents" "$(count_out '^parent ok: ')" 2
     expect_eq "openmpi spawn on 2 simulated nodes: children" "$(count_out '^child ok: ')" 2
 fi
+
+# libherd: put, fence with data, gets of every peer; a barrier and direct gets; fence_nb
+run_ok "libherd -n 6" -n 6 --oversubscribe "$HERD_HELLO"
+expect_eq "libherd -n 6: every rank checked every peer's keys" "$(count_out '^herd_hello rank [0-5] ok$')" 6
+run_ok "libherd on 3 simulated nodes" $SIM 3 --mca ras_simulator_slots 3 -n 8 --map-by node \
+    "$HERD_HELLO"
+expect_eq "libherd on 3 simulated nodes: every rank checked every peer's keys" \
+    "$(count_out '^herd_hello rank [0-7] ok$')" 8
+expect_out "libherd on 3 simulated nodes: rank 7 sees its node and local rank" \
+    "^herd_hello rank 7 of 8, local rank 2 of 3, node sim0002 \\(1 of 3\\)"
+herdrun_bg --mca wireup_base_get_timeout 2 $SIM 2 --mca ras_simulator_slots 2 -n 4 "$HERD_HELLO" \
+    missing
+herdrun_wait "$HERDRUN_LIMIT"
+expect_rc "libherd get of a key never put: the program sees the failure and ends well" 0
+expect_out "libherd get of a key never put: the error names the peer and the key" \
+    "never-put: not found: rank 1 never committed key 'never-put' within 2.0 s"
+check_clean "libherd get of a key never put"
+herdrun_bg -n 3 --oversubscribe "$HERD_HELLO" abort 5
+herdrun_wait "$HERDRUN_LIMIT"
+expect_rc "herd_abort(5): herdrun exits 5" 5
+expect_err "herd_abort(5): herdrun shows the message" \
+    "rank 1 on node .* called abort with status 5: herd_hello gives up on purpose"
+check_clean "herd_abort(5)"
+herdrun_bg -n 3 --oversubscribe "$HERD_HELLO" nofinalize
+herdrun_wait "$HERDRUN_LIMIT"
+expect_fail "libherd exit without herd_finalize: herdrun fails"
+expect_err "libherd exit without herd_finalize: herdrun names the rank" \
+    "rank 2 on node .* without finalizing"
+check_clean "libherd exit without herd_finalize"
+# the three wireups side by side, and one left out
+herdrun_bg --mca wireup ^pmix -n 2 --oversubscribe "$HERD_HELLO"
+herdrun_wait "$HERDRUN_LIMIT"
+expect_rc "--mca wireup ^pmix: libherd still runs" 0
+check_clean "--mca wireup ^pmix"
+herdrun_bg --mca wireup bogus -n 1 /bin/true
+herdrun_wait "$HERDRUN_LIMIT"
+expect_fail "--mca wireup bogus: refused"
+expect_err "--mca wireup bogus: the error names the value" "bogus"
+check_clean "--mca wireup bogus"
 
 finish
