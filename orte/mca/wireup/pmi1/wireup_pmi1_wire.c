@@ -104,10 +104,11 @@ static int parse_line(const char *s, size_t len, wireup_pmi1_msg_t *m)
         const char *value = eq + 1;
         size_t vlen = i - start - klen - 1;
         if (first) {
-            if (3 != klen || 0 != memcmp(s + start, "cmd", 3) || 0 == vlen ||
-                NULL == (m->cmd = strndup(value, vlen))) {
-                return NULL == m->cmd && 3 == klen ? HERD_ERR_OUT_OF_RESOURCE
-                                                   : HERD_ERR_UNPACK_FAILURE;
+            if (3 != klen || 0 != memcmp(s + start, "cmd", 3) || 0 == vlen) {
+                return HERD_ERR_UNPACK_FAILURE;
+            }
+            if (NULL == (m->cmd = strndup(value, vlen))) {
+                return HERD_ERR_OUT_OF_RESOURCE;
             }
             first = false;
             continue;
