@@ -20,6 +20,7 @@
 static struct {
     int priority;                /* wireup_pmix_priority */
     wireup_pmix_state_t *active; /* the running server: one per process */
+    bool served;                 /* a server ran in this process: OpenPMIx cannot start another */
 } wireup_pmix_component_state = {
     .priority = WIREUP_PMIX_DEFAULT_PRIORITY,
 };
@@ -83,6 +84,13 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     if (NULL != wireup_pmix_component_state.active) {
         return HERD_ERR_NOT_AVAILABLE; /* the library holds one server per process */
     }
+    if (wireup_pmix_component_state.served) {
+        /* OpenPMIx 4.2's listener thread dies on a stale descriptor after a restart */
+        opal_output_verbose(1, wireup_pmix_output(),
+                            "wireup pmix: a PMIx server already ran in this process; OpenPMIx "
+                            "cannot start a second one");
+        return HERD_ERR_NOT_AVAILABLE;
+    }
     wireup_pmix_state_t *st = calloc(1, sizeof(*st));
     if (NULL == st) {
         return HERD_ERR_OUT_OF_RESOURCE;
@@ -142,6 +150,7 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
         return HERD_ERR_NOT_AVAILABLE;
     }
     st->server_up = true;
+    wireup_pmix_component_state.served = true;
     rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX,
                                         wireup_pmix_dmodex_handler, st);
     if (HERD_SUCCESS != rc) {
@@ -482,6 +491,9 @@ static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
             return HERD_ERROR;
         }
         local->registered = true;
+        /* a process started for this rank begins afresh (a test bed may run a rank again) */
+        local->connected = false;
+        local->finalized = false;
     }
     char **env = NULL;
     if (PMIX_SUCCESS != PMIx_server_setup_fork(&p, &env)) {
