@@ -71,8 +71,15 @@ int wireup_harness_init(wireup_harness_t *h, uint32_t num_procs)
     int rc;
     memset(h, 0, sizeof(*h));
     h->spawn_status = HERD_ERR_NOT_SUPPORTED;
-    if (HERD_SUCCESS != (rc = opal_mca_init()) || HERD_SUCCESS != (rc = orte_grpcomm_base_open()) ||
-        HERD_SUCCESS != (rc = opal_event_base_create(&h->base))) {
+    if (HERD_SUCCESS != (rc = opal_mca_init())) {
+        return rc;
+    }
+    if (HERD_SUCCESS != (rc = orte_grpcomm_base_open())) {
+        opal_mca_finalize();
+        return rc;
+    }
+    h->mca_opened = true;
+    if (HERD_SUCCESS != (rc = opal_event_base_create(&h->base))) {
         return rc;
     }
     const char *tmp = getenv("TMPDIR");
@@ -82,7 +89,9 @@ int wireup_harness_init(wireup_harness_t *h, uint32_t num_procs)
         h->tmpdir[0] = '\0';
         return HERD_ERR_IN_ERRNO;
     }
-    snprintf(h->jobid, sizeof(h->jobid), "wireuptest%ld.1", (long) getpid());
+    /* a job id of its own for every test bed, so one test's leftovers cannot fail the next */
+    static unsigned serial;
+    snprintf(h->jobid, sizeof(h->jobid), "wireuptest%ld-%u.1", (long) getpid(), ++serial);
     snprintf(h->nspace_name, sizeof(h->nspace_name), "herd.%s", h->jobid);
     h->node_names[0] = "testnode";
     if (HERD_SUCCESS !=
@@ -163,6 +172,11 @@ int wireup_harness_init(wireup_harness_t *h, uint32_t num_procs)
 
 void wireup_harness_fini(wireup_harness_t *h)
 {
+    for (int i = 0; i < h->num_children; ++i) {
+        kill(h->children[i], SIGKILL);
+        waitpid(h->children[i], NULL, 0);
+    }
+    h->num_children = 0;
     orte_wireup_engine_destroy(h->engine);
     h->engine = NULL;
     opal_jobdb_destroy(h->db);
@@ -189,8 +203,10 @@ void wireup_harness_fini(wireup_harness_t *h)
     if (NULL != h->base) {
         opal_event_base_free(h->base);
     }
-    orte_grpcomm_base_close();
-    opal_mca_finalize();
+    if (h->mca_opened) {
+        orte_grpcomm_base_close();
+        opal_mca_finalize();
+    }
     memset(h, 0, sizeof(*h));
 }
 
@@ -264,6 +280,9 @@ int wireup_harness_start(wireup_harness_t *h, const orte_wireup_module_t *module
     if (p < 0) {
         return HERD_ERR_IN_ERRNO;
     }
+    if (h->num_children < WIREUP_HARNESS_MAX_RECORDS) {
+        h->children[h->num_children++] = p;
+    }
     if (NULL != module && NULL != module->proc_started) {
         module->proc_started(state, &proc, p);
     }
@@ -330,6 +349,12 @@ int wireup_harness_wait(wireup_harness_t *h, const orte_wireup_module_t *module,
             break;
         }
         pump(h);
+    }
+    for (int i = 0; i < h->num_children; ++i) {
+        if (h->children[i] == pid) {
+            h->children[i] = h->children[--h->num_children];
+            break;
+        }
     }
     /* what the process said last is read before it is declared gone */
     pump(h);

@@ -52,13 +52,18 @@ typedef struct wireup_harness {
     int num_spawns;
     /* what spawn answers (HERD_ERR_NOT_SUPPORTED unless a test sets it) */
     int spawn_status;
+    /* children started and not yet waited for: fini kills them, so a failed test leaves none */
+    pid_t children[WIREUP_HARNESS_MAX_RECORDS];
+    int num_children;
+    bool mca_opened; /* opal_mca_init and grpcomm's open succeeded: fini closes them */
 } wireup_harness_t;
 
 /* Everything above for num_procs ranks (opal_mca_init, grpcomm open, a private tmpdir, the
  * segment). HERD_SUCCESS or the failing step's status. */
 int wireup_harness_init(wireup_harness_t *h, uint32_t num_procs);
 /* Releases everything (the module must have been finalized first): no segment, folder or
- * process left. */
+ * process left; children still running are killed. Safe on a harness whose init failed
+ * part-way, and on a zeroed one. */
 void wireup_harness_fini(wireup_harness_t *h);
 
 /* Start rank as a child process running argv (argv[0] a path), with the HERD_* variables odls
