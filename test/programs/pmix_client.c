@@ -1,0 +1,68 @@
+/* A minimal PMIx client for the pmix wireup's tests: PMIx_Init, a put and commit, a fence that
+ * collects data, the job size and local peers, every peer's key, PMIx_Finalize. Prints
+ * "pmix_client rank R ok" and exits 0, or says what went wrong and exits 1. With "abort",
+ * rank 1 calls PMIx_Abort(6) after the fence; with "nofinalize" the last rank leaves without
+ * PMIx_Finalize. */
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pmix_proc_t me;
+
+static void check(pmix_status_t rc, const char *what)
+{
+    if (PMIX_SUCCESS != rc) {
+        fprintf(stderr, "pmix_client rank %u: %s failed: %s\n", me.rank, what,
+                PMIx_Error_string(rc));
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    check(PMIx_Init(&me, NULL, 0), "PMIx_Init");
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *val = NULL;
+    check(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "PMIx_Get(PMIX_JOB_SIZE)");
+    uint32_t size = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+    check(PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val), "PMIx_Get(PMIX_LOCAL_PEERS)");
+    PMIX_VALUE_RELEASE(val);
+    char card[64];
+    snprintf(card, sizeof(card), "card-%u", me.rank);
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, card, PMIX_STRING);
+    check(PMIx_Put(PMIX_GLOBAL, "test.card", &v), "PMIx_Put");
+    PMIX_VALUE_DESTRUCT(&v);
+    check(PMIx_Commit(), "PMIx_Commit");
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    check(PMIx_Fence(&wild, 1, &collect, 1), "PMIx_Fence");
+    PMIX_INFO_DESTRUCT(&collect);
+    for (uint32_t p = 0; p < size; ++p) {
+        pmix_proc_t peer;
+        char want[64];
+        PMIX_LOAD_PROCID(&peer, me.nspace, p);
+        check(PMIx_Get(&peer, "test.card", NULL, 0, &val), "PMIx_Get of a peer's key");
+        snprintf(want, sizeof(want), "card-%u", p);
+        if (PMIX_STRING != val->type || 0 != strcmp(val->data.string, want)) {
+            fprintf(stderr, "pmix_client rank %u: rank %u's key is wrong\n", me.rank, p);
+            return 1;
+        }
+        PMIX_VALUE_RELEASE(val);
+    }
+    if (0 == strcmp(mode, "abort") && 1 == me.rank) {
+        PMIx_Abort(6, "pmix_client gives up on purpose", NULL, 0);
+        return 6;
+    }
+    if (0 == strcmp(mode, "nofinalize") && me.rank == size - 1) {
+        return 0;
+    }
+    check(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+    printf("pmix_client rank %u ok\n", me.rank);
+    return 0;
+}
