@@ -44,6 +44,12 @@ herd_build() {
     mkdir -p "$dir"
     opts="--enable-werror $*"
     if [ ! -f "$dir/Makefile" ] || [ "$(cat "$dir/.herd-configure-options" 2>/dev/null)" != "$opts" ]; then
+        # what was built with other options (another --prefix: libtool's rpaths) is not rebuilt
+        # by make alone, and libtool would refuse to install it: start the folder afresh
+        if [ -f "$dir/Makefile" ]; then
+            herd_log "configure options changed: cleaning $dir"
+            make -C "$dir" distclean >/dev/null 2>&1 || true
+        fi
         herd_log "configure $opts (in $dir)"
         (cd "$dir" && "$top/configure" $opts >configure.out 2>&1) ||
             { tail -n 30 "$dir/configure.out" >&2; return 1; }
