@@ -125,6 +125,34 @@ expect_fail "libherd exit without herd_finalize: herdrun fails"
 expect_err "libherd exit without herd_finalize: herdrun names the rank" \
     "rank 2 on node .* without finalizing"
 check_clean "libherd exit without herd_finalize"
+# What Open MPI programs are told about the node (wireup_pmix_ompi_hints): skip the MTL-based
+# PML where no device for it exists, yield when idle on an oversubscribed node; never over what
+# the user set, and nothing at all with the hints off.
+SHOW_HINTS='echo "pml=${OMPI_MCA_pml-unset} yield=${OMPI_MCA_mpi_yield_when_idle-unset}"'
+NPUS=$(nproc)
+if [ -e /sys/class/infiniband ] || [ -e /dev/ipath ] || [ -e /dev/hfi1_0 ] || [ -e /dev/cxi0 ]; then
+    want_pml="pml=unset"
+else
+    want_pml="pml=\\^([a-z0-9]+,)*cm"
+fi
+run_ok "Open MPI hints" -n $((NPUS + 1)) --oversubscribe sh -c "$SHOW_HINTS"
+expect_eq "Open MPI hints: every process" "$(count_out "^$want_pml yield=1$")" $((NPUS + 1))
+run_ok "Open MPI hints, one process" -n 1 sh -c "$SHOW_HINTS"
+expect_out "Open MPI hints, one process: no yield on a node not oversubscribed" "yield=unset$"
+run_ok "Open MPI hints under the user's -x" -n $((NPUS + 1)) --oversubscribe \
+    -x OMPI_MCA_pml=ob1 -x OMPI_MCA_mpi_yield_when_idle=0 sh -c "$SHOW_HINTS"
+expect_eq "Open MPI hints under the user's -x: the user's values stay" \
+    "$(count_out '^pml=ob1 yield=0$')" $((NPUS + 1))
+run_ok "Open MPI hints off" --mca wireup_pmix_ompi_hints 0 -n $((NPUS + 1)) --oversubscribe \
+    sh -c "$SHOW_HINTS"
+expect_eq "Open MPI hints off: nothing said" "$(count_out '^pml=unset yield=unset$')" \
+    $((NPUS + 1))
+if echo "$FLAVOURS" | grep -q openmpi; then
+    run_ok "openmpi hello with the user's pml" -n 2 -x OMPI_MCA_pml=ob1 "$BIN/openmpi_hello"
+    expect_eq "openmpi hello with the user's pml: 2 ranks greet" \
+        "$(count_out '^hello from rank [0-1] of 2 ')" 2
+fi
+
 # the three wireups side by side, and one left out
 herdrun_bg --mca wireup ^pmix -n 2 --oversubscribe "$HERD_HELLO"
 herdrun_wait "$HERDRUN_LIMIT"

@@ -40,6 +40,9 @@ typedef struct wireup_pmix_state {
     bool server_up;
     pmix_topology_t topology;
     void *hwloc_topology; /* ours, handed to the server (hwloc_topology_t) */
+    /* hints for Open MPI programs (wireup_pmix_ompi_hints) */
+    char pml_hint[256]; /* OMPI_MCA_pml to skip cm ("": nothing to say) */
+    uint32_t num_pus;   /* hardware threads herd may use here (0: unknown) */
 } wireup_pmix_state_t;
 
 /* The module's upcalls (wireup_pmix_upcalls.c). */

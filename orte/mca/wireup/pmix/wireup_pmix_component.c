@@ -4,6 +4,7 @@
 #include "herd_config.h"
 
 #include <hwloc.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,12 @@
 
 static struct {
     int priority;                /* wireup_pmix_priority */
+    bool ompi_hints;             /* wireup_pmix_ompi_hints */
     wireup_pmix_state_t *active; /* the running server: one per process */
     bool served;                 /* a server ran in this process: OpenPMIx cannot start another */
 } wireup_pmix_component_state = {
     .priority = WIREUP_PMIX_DEFAULT_PRIORITY,
+    .ompi_hints = true,
 };
 
 int wireup_pmix_output(void)
@@ -78,6 +81,79 @@ wireup_pmix_local_t *wireup_pmix_find_local(wireup_pmix_ns_t *pns, uint32_t rank
 
 /* ------------------------------------------------------------------------------------------ */
 /* start and stop */
+
+/* The value an Open MPI parameter file gives pml (its last "pml = value" line) into value;
+ * false when it gives none. */
+static bool ompi_file_pml(const char *path, char *value, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return false;
+    }
+    char line[512];
+    bool found = false;
+    while (NULL != fgets(line, sizeof(line), f)) {
+        const char *p = line + strspn(line, " \t");
+        if (0 != strncmp(p, "pml", 3)) {
+            continue;
+        }
+        p += 3 + strspn(p + 3, " \t");
+        if ('=' != *p) {
+            continue;
+        }
+        p += 1 + strspn(p + 1, " \t");
+        size_t len = strcspn(p, " \t\r\n#");
+        snprintf(value, size, "%.*s", (int) len, p);
+        found = true;
+    }
+    fclose(f);
+    return found;
+}
+
+/* What OMPI_MCA_pml should be for Open MPI to skip cm on top of what its parameter files say
+ * (an environment variable replaces their value: Debian's own file excludes ucx), into hint;
+ * false when nothing needs saying (the files name the PMLs to use). */
+static bool ompi_pml_hint(char *hint, size_t size)
+{
+    const char *home = getenv("HOME");
+    char user_file[PATH_MAX], value[256] = "";
+    snprintf(user_file, sizeof(user_file), "%s/.openmpi/mca-params.conf",
+             NULL != home ? home : "/nonexistent");
+    if (!ompi_file_pml(user_file, value, sizeof(value))) {
+        ompi_file_pml("/etc/openmpi/openmpi-mca-params.conf", value, sizeof(value));
+    }
+    if ('\0' == value[0]) {
+        snprintf(hint, size, "^cm");
+        return true;
+    }
+    if ('^' != value[0]) {
+        return false; /* a list of PMLs to use: cm only if it is named, as the user wants */
+    }
+    char copy[256];
+    snprintf(copy, sizeof(copy), "%s", value + 1);
+    for (char *save = NULL, *name = strtok_r(copy, ",", &save); NULL != name;
+         name = strtok_r(NULL, ",", &save)) {
+        if (0 == strcmp(name, "cm")) {
+            return false; /* excluded already */
+        }
+    }
+    return (size_t) snprintf(hint, size, "%s,cm", value) < size;
+}
+
+/* Whether this node has a device one of Open MPI's MTLs could drive (InfiniPath, Omni-Path,
+ * Slingshot, or any RDMA device): only then may its MTL-based PML (cm) be chosen. */
+static bool node_has_mtl_device(void)
+{
+    static const char *const paths[] = {"/sys/class/infiniband", "/dev/ipath", "/dev/hfi1_0",
+                                        "/dev/cxi0"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); ++i) {
+        if (0 == access(paths[i], F_OK)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 
 static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
 {
@@ -151,6 +227,16 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     }
     st->server_up = true;
     wireup_pmix_component_state.served = true;
+    /* decided once per session daemon: what the node has does not change during a job */
+    if (wireup_pmix_component_state.ompi_hints) {
+        if (node_has_mtl_device() || !ompi_pml_hint(st->pml_hint, sizeof(st->pml_hint))) {
+            st->pml_hint[0] = '\0';
+        }
+        if (NULL != topo) {
+            int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+            st->num_pus = pus > 0 ? (uint32_t) pus : 0;
+        }
+    }
     rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX,
                                         wireup_pmix_dmodex_handler, st);
     if (HERD_SUCCESS != rc) {
@@ -474,6 +560,45 @@ static void pmix_module_del_nspace(void *state, const orte_wireup_nspace_t *ns)
 /* ------------------------------------------------------------------------------------------ */
 /* processes */
 
+/* ------------------------------------------------------------------------------------------ */
+/* what Open MPI programs are told about the node */
+
+/* Whether env (NAME=value strings) sets a variable starting with prefix. */
+static bool env_has_prefix(char **env, const char *prefix)
+{
+    size_t len = strlen(prefix);
+    for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
+        if (0 == strncmp(env[i], prefix, len)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Open MPI 4.1 probes its MTL-based PML (cm) in every process even where no device exists, and
+ * one of the libraries it loads (libinfinipath) sleeps about 0.2 s in that probe. Where the
+ * node has no such device cm can never be chosen, so skipping it changes nothing but the
+ * start-up time. Like mpirun, processes of an oversubscribed node are told to yield when idle.
+ * Nothing the user set (environment, -x, Open MPI's parameter files) is overridden. */
+static int ompi_hints(wireup_pmix_state_t *st, const orte_wireup_proc_t *proc,
+                      orte_wireup_child_t *child)
+{
+    if (!wireup_pmix_component_state.ompi_hints) {
+        return HERD_SUCCESS;
+    }
+    int rc = HERD_SUCCESS;
+    char **env = *child->env;
+    if ('\0' != st->pml_hint[0] && !env_has_prefix(env, "OMPI_MCA_pml=") &&
+        !env_has_prefix(env, "OMPI_MCA_mtl=") && !env_has_prefix(env, "OMPI_MCA_mca_param_files=")) {
+        rc = orte_wireup_child_setenv(child, "OMPI_MCA_pml", st->pml_hint);
+    }
+    if (HERD_SUCCESS == rc && st->num_pus > 0 && proc->ns->num_local > st->num_pus &&
+        !env_has_prefix(*child->env, "OMPI_MCA_mpi_yield_when_idle=")) {
+        rc = orte_wireup_child_setenv(child, "OMPI_MCA_mpi_yield_when_idle", "1");
+    }
+    return rc;
+}
+
 static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
                                   orte_wireup_child_t *child)
 {
@@ -518,6 +643,9 @@ static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
     if (HERD_SUCCESS == rc) {
         rc = orte_wireup_child_setenv(child, "OMPI_MCA_orte_local_daemon_uri", uri);
     }
+    if (HERD_SUCCESS == rc) {
+        rc = ompi_hints(st, proc, child);
+    }
     return rc;
 }
 
@@ -556,6 +684,17 @@ static int wireup_pmix_register(const opal_mca_component_t *component)
                                       "Priority of the pmix wireup component (the session daemon "
                                       "as a PMIx server, for Open MPI and other PMIx clients)",
                                       OPAL_MCA_VAR_INT, &wireup_pmix_component_state.priority);
+    if (index < 0) {
+        return index;
+    }
+    wireup_pmix_component_state.ompi_hints = true;
+    index = opal_mca_var_register(
+        component, "ompi_hints",
+        "Tell Open MPI programs what this node has: skip the MTL-based PML (OMPI_MCA_pml=^cm) "
+        "where no InfiniPath, Omni-Path, Slingshot or RDMA device exists (its probe costs up to "
+        "0.2 s per process), and yield when idle where the node is oversubscribed. What the user "
+        "set for pml, mtl or mpi_yield_when_idle is never overridden",
+        OPAL_MCA_VAR_BOOL, &wireup_pmix_component_state.ompi_hints);
     return index < 0 ? index : HERD_SUCCESS;
 }
 
