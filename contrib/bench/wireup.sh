@@ -137,7 +137,7 @@ done
 echo
 echo "libherd get of a peer's key, microseconds (rank 0, 2 simulated nodes x 4 processes)"
 # shellcheck disable=SC2086
-line=$(run_bench $SIM 2 -n 8 "$HERDBENCH" get 1000)
+line=$(run_bench $SIM 2 -n 8 --map-by node "$HERDBENCH" get 1000)
 echo "  local (same node): $(echo "$line" | sed -n 's/.*local_us=\([^ ]*\).*/\1/p')" \
     " remote, first (direct modex): $(echo "$line" | sed -n 's/.*remote_first_us=\([^ ]*\).*/\1/p')" \
     " remote again (kept on the node): $(echo "$line" | sed -n 's/.*remote_again_us=\([^ ]*\).*/\1/p')"
