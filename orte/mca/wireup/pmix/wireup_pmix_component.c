@@ -5,6 +5,7 @@
 
 #include <hwloc.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,73 @@ static int proc_data(wireup_pmix_state_t *st, const orte_wireup_nspace_t *ns, ui
 
 /* Register a namespace: its size, nodes and every process's place (node and proc maps, the
  * library's compressed regular expressions), the apps, and what each local process needs. */
+/* Registering the local clients one at a time, blocking, waits for the library's thread once
+ * per process (up to 1 ms each on a busy node): they are registered together, before any of
+ * them starts, and waited for once. */
+typedef struct register_batch {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint32_t pending;
+    pmix_status_t status; /* the first failure */
+} register_batch_t;
+
+static void register_done(pmix_status_t status, void *cbdata)
+{
+    register_batch_t *b = cbdata;
+    pthread_mutex_lock(&b->lock);
+    if (PMIX_SUCCESS != status && PMIX_OPERATION_SUCCEEDED != status &&
+        PMIX_SUCCESS == b->status) {
+        b->status = status;
+    }
+    if (0 == --b->pending) {
+        pthread_cond_signal(&b->cond);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+static int register_clients(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
+{
+    register_batch_t b = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                          .cond = PTHREAD_COND_INITIALIZER,
+                          .status = PMIX_SUCCESS};
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    pthread_mutex_lock(&b.lock);
+    for (uint32_t l = 0; l < pns->num_local; ++l) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, pns->name, pns->locals[l].rank);
+        b.pending++;
+        pthread_mutex_unlock(&b.lock); /* the callback may run before the call returns */
+        pmix_status_t prc = PMIx_server_register_client(&p, uid, gid, NULL, register_done, &b);
+        pthread_mutex_lock(&b.lock);
+        if (PMIX_OPERATION_SUCCEEDED == prc || PMIX_SUCCESS != prc) {
+            /* done at once (or refused): no callback will come */
+            b.pending--;
+            if (PMIX_OPERATION_SUCCEEDED != prc && PMIX_SUCCESS == b.status) {
+                b.status = prc;
+            }
+        }
+        if (PMIX_SUCCESS == prc || PMIX_OPERATION_SUCCEEDED == prc) {
+            pns->locals[l].registered = true;
+            pns->locals[l].connected = false;
+            pns->locals[l].finalized = false;
+        }
+    }
+    while (b.pending > 0) {
+        pthread_cond_wait(&b.cond, &b.lock);
+    }
+    pthread_mutex_unlock(&b.lock);
+    pthread_mutex_destroy(&b.lock);
+    pthread_cond_destroy(&b.cond);
+    if (PMIX_SUCCESS != b.status) {
+        opal_output(OPAL_OUTPUT_STDERR,
+                    "wireup pmix on %s: the PMIx server refused a process of namespace %s: %s",
+                    st->host->node_name, pns->name, PMIx_Error_string(b.status));
+        return HERD_ERROR;
+    }
+    return HERD_SUCCESS;
+}
+
 static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
 {
     const orte_wireup_nspace_t *ns = pns->ns;
@@ -486,6 +554,7 @@ static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
         goto out;
     }
     pns->registered = true;
+    rc = register_clients(st, pns);
 
 out:
     if (NULL != info) {
