@@ -31,6 +31,7 @@ static struct {
 };
 
 typedef struct native_state native_state_t;
+typedef struct native_ref native_ref_t;
 
 /* What a local process did, kept until it exits (its connection may be gone before). */
 typedef struct native_proc {
@@ -64,14 +65,17 @@ struct native_state {
     uint64_t next_id;
     const orte_wireup_nspace_t **nss;
     uint32_t num_nss;
+    native_ref_t *refs; /* requests waiting for their answer */
 };
 
-/* A request answered later (a fence, a get) finds its connection by id. */
-typedef struct native_ref {
+/* A request answered later (a fence, a get) finds its connection by id. The state lists them:
+ * one whose answer never comes (a fence a peer left by aborting) is freed at finalize. */
+struct native_ref {
+    native_ref_t *prev, *next;
     native_state_t *st;
     uint64_t conn;
     uint32_t request;
-} native_ref_t;
+};
 
 /* ------------------------------------------------------------------------------------------ */
 /* connections */
@@ -142,9 +146,29 @@ static native_ref_t *ref_new(native_conn_t *c, uint32_t request)
 {
     native_ref_t *r = malloc(sizeof(*r));
     if (NULL != r) {
-        *r = (native_ref_t){.st = c->st, .conn = c->id, .request = request};
+        *r = (native_ref_t){.next = c->st->refs, .st = c->st, .conn = c->id, .request = request};
+        if (NULL != r->next) {
+            r->next->prev = r;
+        }
+        c->st->refs = r;
     }
     return r;
+}
+
+static void ref_release(native_ref_t *r)
+{
+    if (NULL == r) {
+        return;
+    }
+    if (NULL != r->prev) {
+        r->prev->next = r->next;
+    } else {
+        r->st->refs = r->next;
+    }
+    if (NULL != r->next) {
+        r->next->prev = r->prev;
+    }
+    free(r);
 }
 
 static void fence_done(int status, const char *error, void *cbdata)
@@ -154,7 +178,7 @@ static void fence_done(int status, const char *error, void *cbdata)
     if (NULL != c) {
         send_reply(c, r->request, status, error, NULL, 0);
     }
-    free(r);
+    ref_release(r);
 }
 
 static void get_done(int status, const void *value, size_t len, const char *error, void *cbdata)
@@ -164,7 +188,7 @@ static void get_done(int status, const void *value, size_t len, const char *erro
     if (NULL != c) {
         send_reply(c, r->request, status, error, value, len);
     }
-    free(r);
+    ref_release(r);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -277,7 +301,7 @@ static bool serve(native_conn_t *c, const opal_native_header_t *h, const uint8_t
                          : orte_wireup_kv_fence(e, nspace, ORTE_WIREUP_KIND_NATIVE, rank, collect,
                                                 fence_done, r);
         if (HERD_SUCCESS != rc) {
-            free(r);
+            ref_release(r);
             send_reply(c, h->id, rc,
                        HERD_ERR_EXISTS == rc ? "this process is already in a fence"
                                              : "the session daemon could not start the fence",
@@ -296,7 +320,7 @@ static bool serve(native_conn_t *c, const opal_native_header_t *h, const uint8_t
         if (HERD_SUCCESS != rc) {
             char error[128];
             snprintf(error, sizeof(error), "rank %u is not in the job", get.peer);
-            free(r);
+            ref_release(r);
             send_reply(c, h->id, rc, HERD_ERR_BAD_PARAM == rc ? error : NULL, NULL, 0);
         }
         opal_native_get_free(&get);
@@ -464,6 +488,9 @@ static int native_init(const orte_wireup_host_t *host, void **state)
 static void native_finalize(void *state)
 {
     native_state_t *st = state;
+    while (NULL != st->refs) {
+        ref_release(st->refs);
+    }
     while (NULL != st->conns) {
         conn_close(st->conns);
     }

@@ -58,16 +58,21 @@ typedef struct pmi1_ns {
     char *mapping; /* NULL: not made yet; "": too long for a PMI value */
 } pmi1_ns_t;
 
+struct pmi1_ref;
+
 struct pmi1_state {
     const orte_wireup_host_t *host;
     pmi1_conn_t *conns;
     uint64_t next_id;
     pmi1_ns_t *nss;
     uint32_t num_nss;
+    struct pmi1_ref *refs; /* requests waiting for their answer */
 };
 
-/* A callback's way back to its connection. */
+/* A callback's way back to its connection. The state lists them: one whose answer never
+ * comes (a barrier a peer left by aborting) is freed at finalize. */
 typedef struct pmi1_ref {
+    struct pmi1_ref *prev, *next;
     pmi1_state_t *st;
     uint64_t id;
     char *key;
@@ -176,8 +181,33 @@ static pmi1_ref_t *ref_new(pmi1_conn_t *c, const char *key)
             free(r);
             return NULL;
         }
+        r->next = c->st->refs;
+        if (NULL != r->next) {
+            r->next->prev = r;
+        }
+        c->st->refs = r;
     }
     return r;
+}
+
+/* Unlinks r and frees it, and its key unless keep_key. */
+static void ref_release(pmi1_ref_t *r, bool keep_key)
+{
+    if (NULL == r) {
+        return;
+    }
+    if (NULL != r->prev) {
+        r->prev->next = r->next;
+    } else {
+        r->st->refs = r->next;
+    }
+    if (NULL != r->next) {
+        r->next->prev = r->prev;
+    }
+    if (!keep_key) {
+        free(r->key);
+    }
+    free(r);
 }
 
 /* The connection a callback is for, freeing the reference; NULL when it is gone. */
@@ -186,10 +216,8 @@ static pmi1_conn_t *ref_take(pmi1_ref_t *r, char **key)
     pmi1_conn_t *c = find_conn_id(r->st, r->id);
     if (NULL != key) {
         *key = r->key;
-    } else {
-        free(r->key);
     }
-    free(r);
+    ref_release(r, NULL != key);
     return c;
 }
 
@@ -443,7 +471,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
                            : st->host->spawn(st->host->ctx, &req, spawn_done, ref);
         spawn_clear(c);
         if (HERD_SUCCESS != rc) {
-            free(ref);
+            ref_release(ref, false);
             reply(c, "cmd=spawn_result rc=-1\n");
             return true;
         }
@@ -500,10 +528,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
                          : orte_wireup_kv_get(st->host->engine, c->nspace, ORTE_WIREUP_OWNER_NSPACE,
                                               key, 0, get_done, ref);
             if (HERD_SUCCESS != rc) {
-                if (NULL != ref) {
-                    free(ref->key);
-                }
-                free(ref);
+                ref_release(ref, false);
                 reply(c, "cmd=get_result rc=-1 msg=key_%s_not_found value=unknown\n", key);
             } else {
                 c->busy = true;
@@ -516,7 +541,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
                      : orte_wireup_kv_fence(st->host->engine, c->nspace, ORTE_WIREUP_KIND_PMI1,
                                             c->rank, true, barrier_done, ref);
         if (HERD_SUCCESS != rc) {
-            free(ref);
+            ref_release(ref, false);
             opal_output(OPAL_OUTPUT_STDERR, "wireup pmi1: rank %u cannot enter a barrier: %s",
                         c->rank, opal_strerror(rc));
             return false;
@@ -540,10 +565,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
                                                  publish_done, ref)
                            : orte_wireup_unpublish(st->host->engine, service, publish_done, ref);
         if (HERD_SUCCESS != rc) {
-            if (NULL != ref) {
-                free(ref->key);
-            }
-            free(ref);
+            ref_release(ref, false);
             reply(c, "cmd=%s_result rc=-1 info=failed\n", publish ? "publish" : "unpublish");
         } else {
             c->busy = true;
@@ -555,7 +577,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
                      ? HERD_ERR_BAD_PARAM
                      : orte_wireup_lookup(st->host->engine, service, 0, lookup_done, ref);
         if (HERD_SUCCESS != rc) {
-            free(ref);
+            ref_release(ref, false);
             reply(c, "cmd=lookup_result rc=-1 info=unknown_service\n");
         } else {
             c->busy = true;
@@ -767,6 +789,9 @@ static void pmi1_del_nspace(void *state, const orte_wireup_nspace_t *ns)
 static void pmi1_finalize(void *state)
 {
     pmi1_state_t *st = state;
+    while (NULL != st->refs) {
+        ref_release(st->refs, false);
+    }
     while (NULL != st->conns) {
         conn_close(st->conns);
     }
