@@ -213,7 +213,9 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
         PMIX_INFO_DESTRUCT(&info[i]);
     }
     if (n > 3 && PMIX_TOPO == info[3].value.type) {
-        free(info[3].value.data.topo); /* the library's copy of our pmix_topology_t */
+        /* the library's copy of our pmix_topology_t, with its copy of the source's name */
+        free(info[3].value.data.topo->source);
+        free(info[3].value.data.topo);
     }
     if (PMIX_SUCCESS != prc) {
         opal_output_verbose(1, wireup_pmix_output(),
