@@ -1895,7 +1895,9 @@ static int recv_name_req(orte_wireup_engine_t *e, orte_vpid_t src, opal_buffer_t
         HERD_SUCCESS != (rc = opal_buffer_unpack_string(b, &name)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_bytes(b, &value, &vlen)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &timeout_ms))) {
+        /* a message cut before its timeout has its value already unpacked */
         free(name);
+        free(value);
         return rc;
     }
     if (op < NAME_OP_PUBLISH || op > NAME_OP_UNPUBLISH || !key_valid(name) ||
