@@ -107,8 +107,8 @@ if [ "$QUICK" = no ]; then
     stage "valgrind unit tests (DSO build)" valgrind_check _build
     stage "make distcheck" distcheck ""
     stage "make distcheck (static components)" distcheck "--enable-static-components"
-    # the four harnesses of run.sh share the minute the first three had
-    stage "fuzz smoke: buffers, hostfile, Slurm lists, launch messages (15 s each)" sh test/fuzz/run.sh 15
+    # the harnesses of run.sh, 15 s each
+    stage "fuzz smoke: buffers, hostfile, Slurm lists, launch messages, wireup messages (15 s each)" sh test/fuzz/run.sh 15
     stage "fuzz smoke: overlay frames (20 s)" sh test/fuzz/run_overlay.sh 20
 fi
 

@@ -125,7 +125,7 @@ static void fuzz_record(const uint8_t *data, size_t size)
         opal_buffer_destruct(&buffer);
         return;
     }
-    FUZZ_CHECK(record.state <= ORTE_PROC_LOST);
+    FUZZ_CHECK(record.state <= ORTE_PROC_UNFINALIZED);
     FUZZ_CHECK(!record.signaled || (record.signo > 0 && record.signo < 128));
     /* what a launcher exits with: a status the shell sees as it is (exit() keeps 8 bits) */
     int status = orte_proc_record_status(&record);

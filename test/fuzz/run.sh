@@ -5,11 +5,12 @@
 #   hostfile     ras hostfile and -H host-list parser
 #   slurm_list   ras Slurm host-list and tasks-per-node parsers
 #   launch       launch message, process record and node inventory decoders (orte/runtime)
+#   wireup       native client frames, PMI-1 commands and mapping, session daemons' wireup messages
 # Exits non-zero if a fuzzer finds a crash, leak or broken invariant, keeping the reproducer.
 # HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang.
 set -eu
 
-all_harnesses="buffer hostfile slurm_list launch"
+all_harnesses="buffer hostfile slurm_list launch wireup"
 
 usage() {
     echo "usage: $0 [SECONDS [HARNESS...]]   (harnesses: $all_harnesses)" >&2
@@ -49,6 +50,8 @@ printf '#define _GNU_SOURCE 1\n' >"$work/include/herd_config.h"
 opal_util="$top/opal/util/show_help.c $top/opal/util/output.c $top/opal/util/argv.c
     $top/opal/util/error.c"
 ras_base="$top/orte/mca/ras/base"
+wireup_base="$top/orte/mca/wireup/base"
+grpcomm="$top/orte/mca/grpcomm"
 harness_sources() {
     case $1 in
         buffer) echo "$top/opal/dss/buffer.c" ;;
@@ -65,6 +68,13 @@ harness_sources() {
                 "$top/orte/runtime/inventory.c $top/opal/mca/fabric/base/fabric_base_record.c" \
                 "$top/orte/util/radix.c $top/opal/dss/buffer.c $opal_util"
             ;;
+        wireup)
+            echo "$top/opal/util/native_wire.c $top/orte/mca/wireup/pmi1/wireup_pmi1_wire.c" \
+                "$wireup_base/wireup_base_engine.c $wireup_base/wireup_base_store.c" \
+                "$grpcomm/base/grpcomm_base_engine.c $grpcomm/base/grpcomm_base_wire.c" \
+                "$grpcomm/tree/grpcomm_tree_module.c $top/orte/util/radix.c" \
+                "$top/opal/event/event.c $top/opal/dss/buffer.c $opal_util"
+            ;;
     esac
 }
 
@@ -72,9 +82,22 @@ harness_sources() {
 # in session.c beside the session daemon, and inventory.c also discovers nodes: every function
 # in its own section and lld dropping what the harness never reaches leave the daemon's
 # frameworks out (GNU ld would still want them; lld reports whatever is reached and missing).
+# ASan's table of instrumented globals would keep session.c's overlay handler table, and through
+# it the daemon's spawn code, alive (with -fsanitize=fuzzer clang 14 does not emit the per-global
+# metadata --gc-sections can drop): the harness's globals go without redzones, its heap keeps them.
 harness_flags() {
     case $1 in
-        launch) echo "-fuse-ld=lld -ffunction-sections -fdata-sections -Wl,--gc-sections" ;;
+        launch)
+            echo "-fuse-ld=lld -ffunction-sections -fdata-sections -Wl,--gc-sections" \
+                "-mllvm -asan-globals=0"
+            ;;
+    esac
+}
+
+# Libraries a harness links beyond libpthread. The wireup engine runs on the event loop (libevent).
+harness_libs() {
+    case $1 in
+        wireup) echo "-levent_core -levent_pthreads" ;;
     esac
 }
 
@@ -93,11 +116,16 @@ seed_slurm_list() {
 seed_launch() {
     HERD_FUZZ_LAUNCH_SEEDS=$1 "$work/fuzz_launch" -runs=0 >/dev/null 2>&1
 }
+# The engine seeds are what a second engine sends the fuzzed one in a short conversation.
+seed_wireup() {
+    HERD_FUZZ_WIREUP_SEEDS=$1 "$work/fuzz_wireup" -runs=0 >/dev/null 2>&1
+}
 
 run_harness() {
     name=$1
     sources=$(harness_sources "$name")
     flags=$(harness_flags "$name")
+    libs=$(harness_libs "$name")
     if [ "$name" = buffer ]; then
         # kept where they always were, so that an existing HERD_FUZZ_WORKDIR still counts
         corpus=$work/corpus
@@ -107,11 +135,11 @@ run_harness() {
         artifacts=$work/$name-
     fi
     mkdir -p "$corpus"
-    # shellcheck disable=SC2086 # the source and flag lists are meant to split
+    # shellcheck disable=SC2086 # the source, flag and library lists are meant to split
     ${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
         $flags -I"$work/include" -I"$top" -I"$top/opal/include" -I"$top/orte/include" \
         -DHERD_PKGDATADIR="\"$ras_base\"" -DORTE_RAS_MAX_NODES=4096u \
-        "$top/test/fuzz/fuzz_$name.c" $sources -lpthread -o "$work/fuzz_$name"
+        "$top/test/fuzz/fuzz_$name.c" $sources $libs -lpthread -o "$work/fuzz_$name"
 
     extra=
     if [ "$name" != buffer ]; then
