@@ -97,6 +97,27 @@ if echo "$FLAVOURS" | grep -q openmpi; then
     expect_eq "openmpi spawn on 2 simulated nodes: children" "$(count_out '^child ok: ')" 2
 fi
 
+# MPICH's MPI_Comm_spawn goes through PMI-1's spawn. Debian 12's MPICH 4.0.2 (ch4:ucx) cannot
+# spawn even under its own Hydra ("Error in spawn call"): where Hydra can, herdrun must too;
+# where it cannot, herdrun must end the job with the processes' abort and leave nothing.
+if echo "$FLAVOURS" | grep -q mpich; then
+    hydra=$(command -v mpiexec.hydra || true)
+    if [ -n "$hydra" ] && timeout 60 "$hydra" -launcher fork -n 2 "$BIN/mpich_spawn" 2>/dev/null |
+        grep -q '^child ok: '; then
+        run_ok "mpich spawn" -n 2 --oversubscribe "$BIN/mpich_spawn"
+        expect_eq "mpich spawn: both parents see their children" "$(count_out '^parent ok: ')" 2
+        expect_eq "mpich spawn: both children see their parents" "$(count_out '^child ok: ')" 2
+    else
+        echo "NOTE: this MPICH cannot spawn under Hydra either; herdrun must fail cleanly"
+        herdrun_bg -n 2 --oversubscribe "$BIN/mpich_spawn"
+        herdrun_wait "$HERDRUN_LIMIT"
+        expect_fail "mpich spawn this MPICH cannot do: herdrun fails"
+        expect_err "mpich spawn this MPICH cannot do: herdrun names the aborting rank" \
+            "rank [01] on node .* called abort"
+        check_clean "mpich spawn this MPICH cannot do"
+    fi
+fi
+
 # libherd: put, fence with data, gets of every peer; a barrier and direct gets; fence_nb
 run_ok "libherd -n 6" -n 6 --oversubscribe "$HERD_HELLO"
 expect_eq "libherd -n 6: every rank checked every peer's keys" "$(count_out '^herd_hello rank [0-5] ok$')" 6
