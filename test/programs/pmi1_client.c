@@ -2,7 +2,9 @@
  * PMI_FD as MPICH does (init, maxes, appnum, kvsname, put, barrier, get of every rank's key and
  * of PMI_process_mapping, finalize). Prints "pmi1_client rank R ok" and exits 0, or says what
  * went wrong and exits 1. With "nofinalize", the last rank leaves without finalize; with "abort N", rank 1
- * sends an abort with exit code N after the gets and exits N. */
+ * sends an abort with exit code N after the gets and exits N; with "spawn RC", rank 0 asks
+ * (as MPICH's PMI_Spawn_multiple does) for 2 copies of /bin/echo with one argument and one
+ * preput key, and expects spawn_result rc=RC. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,14 @@ int main(int argc, char **argv)
                  code);
         say(line);
         return code;
+    }
+    if (argc > 1 && 0 == strcmp(argv[1], "spawn") && 0 == rank) {
+        say("mcmd=spawn\nnprocs=2\nexecname=/bin/echo\ntotspawns=1\nspawnssofar=1\n"
+            "argcnt=1\narg1=child\npreput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\n"
+            "preput_val_0=port-0\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=/\nendcmd\n");
+        char want[64];
+        snprintf(want, sizeof(want), "cmd=spawn_result rc=%s", argc > 2 ? argv[2] : "0");
+        expect(want, buf, sizeof(buf));
     }
     if (argc > 1 && 0 == strcmp(argv[1], "nofinalize") && rank == size - 1) {
         return 0;

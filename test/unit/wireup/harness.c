@@ -56,6 +56,13 @@ static int harness_spawn(void *ctx, const orte_wireup_spawn_request_t *req,
         s->argv0 = strdup(NULL != app && NULL != app->argv && NULL != app->argv[0] ? app->argv[0]
                                                                                   : "");
         s->num_preput = req->num_preput;
+        s->cwd = NULL != app && NULL != app->cwd ? strdup(app->cwd) : NULL;
+        s->preput_key0 = req->num_preput > 0 ? strdup(req->preput_keys[0]) : NULL;
+        s->preput_val0 = req->num_preput > 0 ? strdup(req->preput_values[0]) : NULL;
+    }
+    if (HERD_SUCCESS == h->spawn_status) {
+        h->spawn_cb = cb; /* answered from the loop (pump), never inside the call */
+        h->spawn_cbdata = cbdata;
     }
     return h->spawn_status;
 }
@@ -198,6 +205,9 @@ void wireup_harness_fini(wireup_harness_t *h)
     }
     for (int i = 0; i < h->num_spawns; ++i) {
         free(h->spawns[i].argv0);
+        free(h->spawns[i].cwd);
+        free(h->spawns[i].preput_key0);
+        free(h->spawns[i].preput_val0);
     }
     free(h->local_ranks);
     if (NULL != h->base) {
@@ -312,6 +322,11 @@ static void pump(wireup_harness_t *h)
     opal_event_base_loop(h->base, true);
     if (NULL != tick) {
         opal_event_free(tick);
+    }
+    if (NULL != h->spawn_cb) {
+        orte_wireup_spawn_fn_t cb = h->spawn_cb;
+        h->spawn_cb = NULL;
+        cb(HERD_SUCCESS, h->spawn_nspace, NULL, h->spawn_cbdata);
     }
 }
 

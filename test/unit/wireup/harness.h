@@ -31,6 +31,9 @@ typedef struct wireup_harness_spawn {
     uint32_t np; /* of the first app */
     char *argv0; /* of the first app */
     uint32_t num_preput;
+    char *cwd;          /* of the first app, or NULL */
+    char *preput_key0;  /* the first preput key, or NULL */
+    char *preput_val0;
 } wireup_harness_spawn_t;
 
 typedef struct wireup_harness {
@@ -50,8 +53,12 @@ typedef struct wireup_harness {
     int num_aborts;
     wireup_harness_spawn_t spawns[WIREUP_HARNESS_MAX_RECORDS];
     int num_spawns;
-    /* what spawn answers (HERD_ERR_NOT_SUPPORTED unless a test sets it) */
+    /* what spawn answers (HERD_ERR_NOT_SUPPORTED unless a test sets it); on HERD_SUCCESS the
+     * spawn completes from the loop, as namespace spawn_nspace */
     int spawn_status;
+    uint32_t spawn_nspace;
+    orte_wireup_spawn_fn_t spawn_cb;
+    void *spawn_cbdata;
     /* children started and not yet waited for: fini kills them, so a failed test leaves none */
     pid_t children[WIREUP_HARNESS_MAX_RECORDS];
     int num_children;

@@ -202,6 +202,43 @@ static void test_pmi1_abort(void **state)
     run_abort(*state, "pmi1", "pmi1_client", 7, "gives_up_on_purpose");
 }
 
+/* MPICH's MPI_Comm_spawn through PMI-1: the host gets the parsed request (program, count,
+ * argument, working directory, preput key) and the client its answer, refused or granted. */
+static void test_pmi1_spawn(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(access(program("pmi1_client"), X_OK), 0);
+    start_one(f, "pmi1", NPROCS);
+    int status[NPROCS];
+    bool unfinalized[NPROCS];
+    char *refused[] = {(char *) program("pmi1_client"), "spawn", "-1", NULL};
+    run_job(f, refused, status, unfinalized, 30); /* the bed refuses spawns by default */
+    for (int r = 0; r < NPROCS; ++r) {
+        assert_true(WIFEXITED(status[r]));
+        assert_int_equal(WEXITSTATUS(status[r]), 0);
+    }
+    assert_int_equal(f->h.num_spawns, 1);
+    const wireup_harness_spawn_t *sp = &f->h.spawns[0];
+    assert_int_equal(sp->parent_rank, 0);
+    assert_int_equal(sp->num_apps, 1);
+    assert_int_equal(sp->np, 2);
+    assert_string_equal(sp->argv0, "/bin/echo");
+    assert_non_null(sp->cwd);
+    assert_string_equal(sp->cwd, "/");
+    assert_int_equal(sp->num_preput, 1);
+    assert_string_equal(sp->preput_key0, "PARENT_ROOT_PORT_NAME");
+    assert_string_equal(sp->preput_val0, "port-0");
+    f->h.spawn_status = HERD_SUCCESS;
+    f->h.spawn_nspace = 1;
+    char *granted[] = {(char *) program("pmi1_client"), "spawn", "0", NULL};
+    run_job(f, granted, status, unfinalized, 30);
+    for (int r = 0; r < NPROCS; ++r) {
+        assert_true(WIFEXITED(status[r]));
+        assert_int_equal(WEXITSTATUS(status[r]), 0);
+    }
+    assert_int_equal(f->h.num_spawns, 2);
+}
+
 static void test_selection(void **state)
 {
     setenv("HERD_MCA_wireup", "nosuch", 1);
@@ -227,6 +264,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pmix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pmi1_abort, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pmi1_spawn, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
