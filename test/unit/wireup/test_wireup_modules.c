@@ -1,8 +1,9 @@
 /* The wireup components, each selected the way a site admin would (HERD_MCA_wireup=NAME) and run
  * on the module test bed (harness.h) with real clients: libherd's herd_hello for native, a PMI-1
  * client for pmi1, a PMIx client for pmix. Each must let 3 processes exchange keys through a
- * fence, report a process that leaves without finalizing, and carry an abort's status and
- * message to the host. A stub-free check of selection: an unknown name is refused. */
+ * fence and report a process that leaves without finalizing; native and pmi1 must carry an
+ * abort's status and message to the host, and pmi1 a spawn request. A stub-free check of
+ * selection: an unknown name is refused. */
 #include "herd_config.h"
 
 #include <setjmp.h>
@@ -140,17 +141,15 @@ static void test_pmi1(void **state)
     run_module(*state, "pmi1", "pmi1_client", "", "nofinalize");
 }
 
-static void abort_round(fixture_t *f, const char *prog, uint32_t nprocs, int want_status,
-                        const char *want_msg);
-
 static void test_pmix(void **state)
 {
     if (0 != access(program("pmix_client"), X_OK)) {
         skip(); /* built without OpenPMIx */
     }
-    /* OpenPMIx runs one server per process, once: the abort round shares this server */
+    /* OpenPMIx runs one server per process, once, and a rank started again after a client left
+     * without finalizing races the server's own cleanup of that client: no abort round here.
+     * Open MPI's MPI_Abort through this server is tested end to end by test_wireup.sh. */
     run_module(*state, "pmix", "pmix_client", "", "nofinalize");
-    abort_round(*state, "pmix_client", NPROCS, 6, "gives up on purpose");
 }
 
 /* On a started bed of nprocs ranks: rank 1 aborts after the fence; the abort reaches the host
