@@ -155,7 +155,6 @@ static bool node_has_mtl_device(void)
     return false;
 }
 
-
 static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
 {
     if (NULL != wireup_pmix_component_state.active) {
@@ -355,8 +354,6 @@ static int proc_data(wireup_pmix_state_t *st, const orte_wireup_nspace_t *ns, ui
     return HERD_SUCCESS;
 }
 
-/* Register a namespace: its size, nodes and every process's place (node and proc maps, the
- * library's compressed regular expressions), the apps, and what each local process needs. */
 /* Registering the local clients one at a time, blocking, waits for the library's thread once
  * per process (up to 1 ms each on a busy node): they are registered together, before any of
  * them starts, and waited for once. */
@@ -424,6 +421,8 @@ static int register_clients(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
     return HERD_SUCCESS;
 }
 
+/* Register a namespace: its size, nodes and every process's place (node and proc maps, the
+ * library's compressed regular expressions), the apps, and what each local process needs. */
 static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
 {
     const orte_wireup_nspace_t *ns = pns->ns;
@@ -629,9 +628,6 @@ static void pmix_module_del_nspace(void *state, const orte_wireup_nspace_t *ns)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* processes */
-
-/* ------------------------------------------------------------------------------------------ */
 /* what Open MPI programs are told about the node */
 
 /* Whether env (NAME=value strings) sets a variable starting with prefix. */
@@ -654,10 +650,7 @@ static bool env_has_prefix(char **env, const char *prefix)
 static int ompi_hints(wireup_pmix_state_t *st, const orte_wireup_proc_t *proc,
                       orte_wireup_child_t *child)
 {
-    if (!wireup_pmix_component_state.ompi_hints) {
-        return HERD_SUCCESS;
-    }
-    int rc = HERD_SUCCESS;
+    int rc = HERD_SUCCESS; /* with the hints off, pml_hint is empty and num_pus 0 */
     char **env = *child->env;
     if ('\0' != st->pml_hint[0] && !env_has_prefix(env, "OMPI_MCA_pml=") &&
         !env_has_prefix(env, "OMPI_MCA_mtl=") && !env_has_prefix(env, "OMPI_MCA_mca_param_files=")) {
@@ -669,6 +662,9 @@ static int ompi_hints(wireup_pmix_state_t *st, const orte_wireup_proc_t *proc,
     }
     return rc;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* processes */
 
 static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
                                   orte_wireup_child_t *child)
