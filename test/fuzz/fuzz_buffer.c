@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "opal/dss/buffer.h"
+#include "test/fuzz/fuzz.h"
 
 /* Input layout: byte 0 says how many op bytes follow (mod 64); each op byte picks the next
  * unpack. The rest is the packed data. After the ops the harness keeps unpacking whatever
@@ -26,16 +27,6 @@ typedef enum {
     KIND_STRING_ARRAY,
     KIND_COUNT
 } fuzz_kind_t;
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Any violated invariant is a crash for libFuzzer to report. */
-#define FUZZ_CHECK(cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static char fuzz_sentinel_object;
 #define FUZZ_SENTINEL      ((void *) &fuzz_sentinel_object)

@@ -10,22 +10,13 @@
 #include "opal/dss/buffer.h"
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
+#include "test/fuzz/fuzz.h"
 
 /* Input layout: byte 0 picks what the rest is (mod 3):
  *   0: a hostfile, taken whole (NUL bytes included, which the parser must refuse cleanly);
  *   1: a -H host list, up to the first NUL;
  *   2: a hostfile up to the first NUL, then a -H host list up to the next one. */
 enum { FUZZ_HOSTFILE, FUZZ_HOST_LIST, FUZZ_BOTH, FUZZ_MODES };
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Any violated invariant is a crash for libFuzzer to report. */
-#define FUZZ_CHECK(cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static char fuzz_sentinel_object;
 #define FUZZ_SENTINEL ((orte_allocation_t *) (void *) &fuzz_sentinel_object)

@@ -12,17 +12,7 @@
 #include "orte/runtime/inventory.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/session.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Any violated invariant is a crash for libFuzzer to report. */
-#define FUZZ_CHECK(cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "test/fuzz/fuzz.h"
 
 static char fuzz_sentinel_object;
 #define FUZZ_SENTINEL ((void *) &fuzz_sentinel_object)

@@ -9,16 +9,7 @@
 #include <sodium.h>
 
 #include "orte/mca/overlay/tcp/overlay_tcp_wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Any violated invariant is a crash for libFuzzer to report. */
-#define FUZZ_CHECK(cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "test/fuzz/fuzz.h"
 
 #define FUZZ_SENTINEL 0xa5
 

@@ -10,6 +10,7 @@
 #include "opal/dss/buffer.h"
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
+#include "test/fuzz/fuzz.h"
 
 /* Input layout: byte 0 picks the parser (mod 3), the rest up to the first NUL is its input:
  *   0: a host list; 1: task counts;
@@ -23,16 +24,6 @@ enum { FUZZ_HOSTLIST, FUZZ_TASKS, FUZZ_ALLOCATION, FUZZ_MODES };
 /* Allocations up to this size also go through the wire format; a million-node round trip
  * would only repeat the same check for seconds. */
 #define FUZZ_ROUND_TRIP_NODES 10000
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Any violated invariant is a crash for libFuzzer to report. */
-#define FUZZ_CHECK(cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static char fuzz_sentinel_object;
 #define FUZZ_SENTINEL ((void *) &fuzz_sentinel_object)

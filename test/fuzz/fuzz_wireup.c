@@ -18,17 +18,7 @@
 #include "orte/mca/wireup/base/base.h"
 #include "orte/mca/wireup/pmi1/wireup_pmi1.h"
 #include "orte/mca/wireup/wireup.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Any violated invariant is a crash for libFuzzer to report. */
-#define FUZZ_CHECK(cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "test/fuzz/fuzz.h"
 
 #define FUZZ_BYTE 0xa5
 
