@@ -16,7 +16,6 @@
 
 static char fuzz_sentinel_object;
 #define FUZZ_SENTINEL ((void *) &fuzz_sentinel_object)
-#define FUZZ_BYTE     0xa5
 
 /* Input layout: byte 0 is the DVM's size the launch message is checked against (255: unknown,
  * as a session daemon decodes it); the rest is the message. */
@@ -85,17 +84,6 @@ static void fuzz_launch(const uint8_t *data, size_t size, uint32_t num_dvm_nodes
     orte_job_launch_free(launch);
     opal_buffer_destruct(&repacked);
     opal_buffer_destruct(&buffer);
-}
-
-static bool fuzz_all_bytes(const void *object, size_t size)
-{
-    const uint8_t *p = object;
-    for (size_t i = 0; i < size; ++i) {
-        if (FUZZ_BYTE != p[i]) {
-            return false;
-        }
-    }
-    return true;
 }
 
 static void fuzz_record(const uint8_t *data, size_t size)

@@ -11,21 +11,7 @@
 #include "orte/mca/overlay/tcp/overlay_tcp_wire.h"
 #include "test/fuzz/fuzz.h"
 
-#define FUZZ_SENTINEL 0xa5
-
 static const uint8_t fuzz_secret[ORTE_OVERLAY_SECRET_BYTES] = {1, 2, 3, 4, 5, 6, 7, 8};
-
-static bool fuzz_all_sentinel(const void *object, size_t size)
-{
-    const uint8_t *p = object;
-
-    for (size_t i = 0; i < size; i++) {
-        if (FUZZ_SENTINEL != p[i]) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* A failed decode leaves its output alone and says why; a successful one re-encodes to the
  * very bytes it came from (the encoding is canonical). */
@@ -36,9 +22,9 @@ static void fuzz_hello(const uint8_t *payload, size_t length)
     size_t again_length = 0;
     char why[256] = "";
 
-    memset(&hello, FUZZ_SENTINEL, sizeof(hello));
+    memset(&hello, FUZZ_BYTE, sizeof(hello));
     if (HERD_SUCCESS != overlay_tcp_hello_decode(payload, length, &hello, why, sizeof(why))) {
-        FUZZ_CHECK(fuzz_all_sentinel(&hello, sizeof(hello)));
+        FUZZ_CHECK(fuzz_all_bytes(&hello, sizeof(hello)));
         FUZZ_CHECK('\0' != why[0]);
         return;
     }
@@ -57,30 +43,30 @@ static void fuzz_small(const uint8_t *payload, size_t length)
     uint8_t again[128];
     size_t again_length = 0;
 
-    memset(&challenge, FUZZ_SENTINEL, sizeof(challenge));
+    memset(&challenge, FUZZ_BYTE, sizeof(challenge));
     if (HERD_SUCCESS == overlay_tcp_challenge_decode(payload, length, &challenge, NULL, 0)) {
         FUZZ_CHECK(HERD_SUCCESS ==
                    overlay_tcp_challenge_encode(&challenge, again, sizeof(again), &again_length));
         FUZZ_CHECK(again_length == length && 0 == memcmp(again, payload, length));
     } else {
-        FUZZ_CHECK(fuzz_all_sentinel(&challenge, sizeof(challenge)));
+        FUZZ_CHECK(fuzz_all_bytes(&challenge, sizeof(challenge)));
     }
-    memset(&response, FUZZ_SENTINEL, sizeof(response));
+    memset(&response, FUZZ_BYTE, sizeof(response));
     if (HERD_SUCCESS == overlay_tcp_response_decode(payload, length, &response, NULL, 0)) {
         FUZZ_CHECK(HERD_SUCCESS ==
                    overlay_tcp_response_encode(&response, again, sizeof(again), &again_length));
         FUZZ_CHECK(again_length == length && 0 == memcmp(again, payload, length));
     } else {
-        FUZZ_CHECK(fuzz_all_sentinel(&response, sizeof(response)));
+        FUZZ_CHECK(fuzz_all_bytes(&response, sizeof(response)));
     }
-    memset(&bye, FUZZ_SENTINEL, sizeof(bye));
+    memset(&bye, FUZZ_BYTE, sizeof(bye));
     if (HERD_SUCCESS == overlay_tcp_bye_decode(payload, length, &bye, NULL, 0)) {
         FUZZ_CHECK(0 != bye.reason);
         FUZZ_CHECK(HERD_SUCCESS ==
                    overlay_tcp_bye_encode(&bye, again, sizeof(again), &again_length));
         FUZZ_CHECK(again_length == length && 0 == memcmp(again, payload, length));
     } else {
-        FUZZ_CHECK(fuzz_all_sentinel(&bye, sizeof(bye)));
+        FUZZ_CHECK(fuzz_all_bytes(&bye, sizeof(bye)));
     }
 }
 
@@ -106,12 +92,12 @@ static void fuzz_stream(const uint8_t *data, size_t size, size_t max_payload, ui
         char why[256] = "";
         int rc;
 
-        memset(&header, FUZZ_SENTINEL, sizeof(header));
+        memset(&header, FUZZ_BYTE, sizeof(header));
         rc = overlay_tcp_header_decode(data + pos, size - pos, max_payload, &header, why,
                                        sizeof(why));
         if (HERD_SUCCESS != rc) {
             FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_VERSION_MISMATCH == rc);
-            FUZZ_CHECK(fuzz_all_sentinel(&header, sizeof(header)));
+            FUZZ_CHECK(fuzz_all_bytes(&header, sizeof(header)));
             FUZZ_CHECK('\0' != why[0]);
             return;
         }
@@ -174,10 +160,10 @@ static void fuzz_stream(const uint8_t *data, size_t size, size_t max_payload, ui
             if (OVERLAY_TCP_MSG_DATA == header.type) {
                 overlay_tcp_data_t message;
 
-                memset(&message, FUZZ_SENTINEL, sizeof(message));
+                memset(&message, FUZZ_BYTE, sizeof(message));
                 if (HERD_SUCCESS !=
                     overlay_tcp_data_decode(&header, payload, n, &message, NULL, 0)) {
-                    FUZZ_CHECK(fuzz_all_sentinel(&message, sizeof(message)));
+                    FUZZ_CHECK(fuzz_all_bytes(&message, sizeof(message)));
                     return;
                 }
                 FUZZ_CHECK(message.src < n && message.dst < n);

@@ -20,7 +20,6 @@
 #include "orte/mca/wireup/wireup.h"
 #include "test/fuzz/fuzz.h"
 
-#define FUZZ_BYTE 0xa5
 
 /* Input layout: byte 0 picks the mode; the rest is the mode's (see each function). */
 enum {
@@ -36,17 +35,6 @@ enum {
     FUZZ_ENGINE,       /* one message between session daemons, into an engine */
     FUZZ_NUM_MODES
 };
-
-static bool fuzz_all_bytes(const void *object, size_t size)
-{
-    const uint8_t *p = object;
-    for (size_t i = 0; i < size; ++i) {
-        if (FUZZ_BYTE != p[i]) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* A re-encoded value is exactly the bytes decoded (the encodings are canonical): that catches a
  * decoder accepting something the encoder never writes. */
