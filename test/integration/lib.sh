@@ -150,13 +150,16 @@ wait_for() {
     done
 }
 
-# Job databases and segments (/dev/shm/herd-<uid>-*) that were not there at the last shm_mark,
-# minus those a process of someone else's job has mapped (a job of another build or of a
-# benchmark running meanwhile, under the same uid: its names are as random as ours).
-shm_mark() { ls /dev/shm 2>/dev/null | grep "^herd-$(id -u)-" | sort >"$WORK/shm.mark"; }
+# Job databases and segments (/dev/shm/herd-<uid>-*), and Open MPI's shared-memory segments
+# (vader_segment.*, which herd's PMIx server removes for a process that cannot), that were not
+# there at the last shm_mark, minus those a process of someone else's job has mapped (a job of
+# another build or of a benchmark running meanwhile, under the same uid: its names are as random
+# as ours).
+shm_ours() { ls /dev/shm 2>/dev/null | grep -e "^herd-$(id -u)-" -e '^vader_segment\.' | sort; }
+shm_mark() { shm_ours >"$WORK/shm.mark"; }
 new_shm() {
     ours=" $(echo $(tagged_pids) $(build_pids)) "
-    added=$(ls /dev/shm 2>/dev/null | grep "^herd-$(id -u)-" | sort | comm -13 "$WORK/shm.mark" -)
+    added=$(shm_ours | comm -13 "$WORK/shm.mark" -)
     for f in $added; do
         foreign=no
         for m in $(grep -lF "/dev/shm/$f" /proc/[0-9]*/maps 2>/dev/null); do
@@ -184,8 +187,8 @@ build_pids() {
 }
 
 # check_clean WHAT: after a herdrun has returned, nothing it started may be left: no daemon,
-# session daemon or process, no job database in /dev/shm. Leftovers are reported, then killed
-# (by pid; they are this test's) so that the next case starts clean.
+# session daemon or process, no job database or MPI segment in /dev/shm. Leftovers are
+# reported, then killed (by pid; they are this test's) so that the next case starts clean.
 check_clean() {
     left=$( { tagged_pids; build_pids; } | sort -un)
     if [ -n "$left" ]; then
@@ -198,10 +201,10 @@ check_clean() {
     fi
     shm=$(new_shm)
     if [ -n "$shm" ]; then
-        fail "$1: no job database left in /dev/shm: $(echo $shm)"
-        shm_mark
+        fail "$1: nothing left in /dev/shm: $(echo $shm)"
+        for f in $shm; do rm -f "/dev/shm/$f"; done
     else
-        ok "$1: no job database left in /dev/shm"
+        ok "$1: nothing left in /dev/shm"
     fi
 }
 

@@ -146,6 +146,21 @@ expect_fail "libherd exit without herd_finalize: herdrun fails"
 expect_err "libherd exit without herd_finalize: herdrun names the rank" \
     "rank 2 on node .* without finalizing"
 check_clean "libherd exit without herd_finalize"
+# Files and folders a PMIx client registers for cleanup (PMIx_Job_control, as Open MPI does for
+# its shared-memory segments) are removed by the PMIx server when the client dies, here by
+# SIGKILL after every rank registered: on one node and on 2 simulated nodes (two servers).
+PMIX_CLIENT=$HERD_BUILDDIR/test/programs/pmix_client
+if [ -x "$PMIX_CLIENT" ]; then
+    for nodes in 1 2; do
+        rm -rf "$WORK/cleanup"
+        mkdir "$WORK/cleanup"
+        herdrun_bg $SIM $nodes --mca ras_simulator_slots 4 -n 4 "$PMIX_CLIENT" cleanup             "$WORK/cleanup"
+        herdrun_wait "$HERDRUN_LIMIT"
+        expect_rc "PMIx cleanup on $nodes node(s): the killed job exits 137" 137
+        expect_eq "PMIx cleanup on $nodes node(s): the server removed what each rank registered"             "$(find "$WORK/cleanup" -mindepth 1 | wc -l)" 0
+        check_clean "PMIx cleanup on $nodes node(s)"
+    done
+fi
 # What Open MPI programs are told about the node (wireup_pmix_ompi_hints): skip the MTL-based
 # PML where no device for it exists, yield when idle on an oversubscribed node; never over what
 # the user set, and nothing at all with the hints off.

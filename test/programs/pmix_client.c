@@ -2,11 +2,15 @@
  * collects data, the job size and local peers, every peer's key, PMIx_Finalize. Prints
  * "pmix_client rank R ok" and exits 0, or says what went wrong and exits 1. With "abort",
  * rank 1 calls PMIx_Abort(6) after the fence; with "nofinalize" the last rank leaves without
- * PMIx_Finalize. */
+ * PMIx_Finalize. With "cleanup DIR", each rank makes DIR/file.R and DIR/tree.R/sub/leaf, asks
+ * the server to remove both when it ends (as Open MPI does for its shared-memory files), waits
+ * for the others to have done so, and kills itself: only the server can remove them. */
 #include <pmix.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static pmix_proc_t me;
 
@@ -16,6 +20,44 @@ static void check(pmix_status_t rc, const char *what)
         fprintf(stderr, "pmix_client rank %u: %s failed: %s\n", me.rank, what,
                 PMIx_Error_string(rc));
         exit(1);
+    }
+}
+
+/* An empty file at path. */
+static void make_file(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (NULL == f) {
+        fprintf(stderr, "pmix_client rank %u: cannot make %s\n", me.rank, path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+/* Registers the cleanup of dir's file.R (a file) and tree.R (a folder, with what is in it). */
+static void register_cleanup(const char *dir)
+{
+    char file[4096], tree[4096], sub[4200], leaf[4300];
+    snprintf(file, sizeof(file), "%s/file.%u", dir, me.rank);
+    snprintf(tree, sizeof(tree), "%s/tree.%u", dir, me.rank);
+    snprintf(sub, sizeof(sub), "%s/sub", tree);
+    snprintf(leaf, sizeof(leaf), "%s/leaf", sub);
+    if (0 != mkdir(tree, 0700) || 0 != mkdir(sub, 0700)) {
+        fprintf(stderr, "pmix_client rank %u: cannot make %s\n", me.rank, sub);
+        exit(1);
+    }
+    make_file(file);
+    make_file(leaf);
+    pmix_info_t info[3];
+    bool yes = true;
+    PMIX_INFO_LOAD(&info[0], PMIX_REGISTER_CLEANUP, file, PMIX_STRING);
+    check(PMIx_Job_control(&me, 1, info, 1, NULL, NULL), "PMIx_Job_control(REGISTER_CLEANUP)");
+    PMIX_INFO_LOAD(&info[1], PMIX_REGISTER_CLEANUP_DIR, tree, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[2], PMIX_CLEANUP_RECURSIVE, &yes, PMIX_BOOL);
+    check(PMIx_Job_control(&me, 1, &info[1], 2, NULL, NULL),
+          "PMIx_Job_control(REGISTER_CLEANUP_DIR)");
+    for (size_t i = 0; i < 3; ++i) {
+        PMIX_INFO_DESTRUCT(&info[i]);
     }
 }
 
@@ -54,6 +96,12 @@ int main(int argc, char **argv)
             return 1;
         }
         PMIX_VALUE_RELEASE(val);
+    }
+    if (0 == strcmp(mode, "cleanup") && argc > 2) {
+        register_cleanup(argv[2]);
+        /* the first to die ends the job: every rank has registered before any does */
+        check(PMIx_Fence(&wild, 1, NULL, 0), "PMIx_Fence after the cleanup");
+        raise(SIGKILL);
     }
     if (0 == strcmp(mode, "abort") && 1 == me.rank) {
         PMIx_Abort(6, "pmix_client gives up on purpose", NULL, 0);

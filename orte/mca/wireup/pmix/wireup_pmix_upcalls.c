@@ -926,6 +926,23 @@ static pmix_status_t up_notify_event(pmix_status_t code, const pmix_proc_t *sour
     return PMIX_OPERATION_SUCCEEDED;
 }
 
+/* Job control. The library itself keeps the cleanup a process registers (PMIX_REGISTER_CLEANUP,
+ * _DIR, _IGNORE: Open MPI's shared-memory files) and removes it when the process ends, even
+ * by abort, but only if the host has this upcall; it calls it for the directives it does not
+ * handle (kill, signal, pause, checkpoint), which herd does not offer to processes. */
+static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                                    size_t ntargets, const pmix_info_t directives[],
+                                    size_t ndirs, pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    if (NULL != requestor) {
+        opal_output_verbose(5, wireup_pmix_output(),
+                            "wireup pmix: %s:%u asked for a job control herd does not offer%s%s",
+                            requestor->nspace, requestor->rank, ndirs > 0 ? ": " : "",
+                            ndirs > 0 ? directives[0].key : "");
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
 pmix_server_module_t wireup_pmix_server_module = {
     .client_connected2 = up_connected2,
     .client_finalized = up_finalized,
@@ -941,4 +958,5 @@ pmix_server_module_t wireup_pmix_server_module = {
     .register_events = up_register_events,
     .deregister_events = up_deregister_events,
     .notify_event = up_notify_event,
+    .job_control = up_job_control,
 };
