@@ -4,7 +4,7 @@
 
 #include "orte/mca/odls/odls.h"
 
-/* fork/exec with binding, process groups and SIGCHLD reaping (odls_default_module.c). */
+/* clone/exec with binding, process groups and SIGCHLD reaping (odls_default_module.c). */
 extern const orte_odls_module_t orte_odls_default_module;
 
 #endif /* ORTE_MCA_ODLS_DEFAULT_H */
