@@ -111,6 +111,7 @@ typedef struct session {
     spawn_req_t *spawn_reqs;
     uint32_t next_spawn_id;
     int iof_sock; /* a one-node job: herdrun reads the pipes itself, sent here */
+    int stdin_fd; /* a one-node job: herdrun's stdin, for the stdin target (or -1) */
     bool iof_drained;
 
     int out_pipe[2]; /* our own stdout and stderr (messages), forwarded to herdrun */
@@ -934,6 +935,11 @@ static void start_proc(session_t *s, nsjob_t *nsj, orte_proc_record_t *r, const 
     }
     int child[3], parent[3];
     bool target = 0 == nsj->index && orte_iof_base_stdin_wanted(s->spec->stdin_target, p->rank);
+    /* herdrun's own stdin, when it gives it (no pipe, nothing forwarded) */
+    int direct_stdin = (target && s->stdin_fd >= 0) ? s->stdin_fd : -1;
+    if (direct_stdin >= 0) {
+        target = false;
+    }
     if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
                                                  0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
                                                  child, parent)) {
@@ -955,7 +961,7 @@ static void start_proc(session_t *s, nsjob_t *nsj, orte_proc_record_t *r, const 
         .env = env,
         .cwd = app->cwd,
         .cpuset = p->bound ? p->cpuset : NULL,
-        .stdin_fd = child[0],
+        .stdin_fd = direct_stdin >= 0 ? direct_stdin : child[0],
         .stdout_fd = child[1],
         .stderr_fd = child[2],
         .extra_fds = fds,
@@ -2030,12 +2036,13 @@ static void session_release(session_t *s)
 
 /* Run the job described by segment (the session segment's bytes); listen_fd is the node's
  * static session endpoint (-1 when the job has one node: no session daemon connects here). */
-static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock)
+static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int stdin_fd)
 {
     session_t storage, *s = &storage;
     int rc;
     memset(s, 0, sizeof(*s));
     s->iof_sock = iof_sock;
+    s->stdin_fd = stdin_fd;
     s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
     s->signal_pipe[0] = s->signal_pipe[1] = -1;
     s->status = HERD_SUCCESS;
@@ -2187,12 +2194,13 @@ int orte_session_main(void)
         opal_buffer_destruct(&segment);
         return 1;
     }
-    int status = session_run(&segment, listen_fd, -1);
+    int status = session_run(&segment, listen_fd, -1, -1);
     opal_buffer_destruct(&segment);
     return status;
 }
 
-int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent, int iof_sock)
+int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent, int iof_sock,
+                            int stdin_fd)
 {
     opal_buffer_t segment;
     /* Ctrl-C at the terminal is herdrun's to forward, not ours to act on */
@@ -2203,7 +2211,7 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent,
     }
     opal_buffer_init(&segment);
     int status = (HERD_SUCCESS == opal_buffer_load(&segment, segment_bytes, len))
-                     ? session_run(&segment, -1, iof_sock)
+                     ? session_run(&segment, -1, iof_sock, stdin_fd)
                      : 1;
     opal_buffer_destruct(&segment);
     return status;

@@ -143,6 +143,16 @@ expect_eq "seq 1 1000000 | herdrun -n 2 wc -l: rank 0 reads every line, rank 1 n
     "0 1000000;1 0;"
 check_clean "seq | herdrun -n 2 on this host"
 
+# On this host (no DVM) a file or pipe for one rank becomes that process's stdin as it is: no
+# copy through herdrun. A terminal, or --stdin all, goes through herdrun.
+herdrun_in "$WORK/seq" -n 2 sh -c 'if [ "$HERD_RANK" = 0 ]; then readlink /proc/$$/fd/0; fi'
+expect_eq "herdrun -n 2 <FILE on this host: rank 0's stdin is the file itself" "$(cat "$OUT")" \
+    "$WORK/seq"
+check_clean "herdrun -n 2 <FILE on this host"
+herdrun_in "$WORK/seq" -n 1 --stdin all sh -c 'readlink /proc/$$/fd/0'
+expect_out "herdrun --stdin all <FILE on this host: a pipe from herdrun" "^pipe:"
+check_clean "herdrun --stdin all <FILE on this host"
+
 herdrun_piped "$WORK/seq" $SIM 2 --mca ras_simulator_slots 1 --map-by node -n 2 \
     sh -c 'echo "$HERD_RANK $(wc -l)"'
 expect_rc "seq | herdrun on 2 simulated nodes: exit 0" 0
