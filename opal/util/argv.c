@@ -257,6 +257,20 @@ int opal_argv_find(char *const *argv, const char *arg)
     return -1;
 }
 
+int opal_env_find(char *const *env, const char *name)
+{
+    if (NULL == env || NULL == name) {
+        return -1;
+    }
+    size_t len = strcspn(name, "=");
+    for (size_t i = 0; NULL != env[i]; i++) {
+        if (0 == strncmp(env[i], name, len) && '=' == env[i][len]) {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
 size_t opal_string_distance(const char *a, const char *b)
 {
     size_t len_a, len_b, result;

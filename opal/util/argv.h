@@ -30,6 +30,9 @@ OPAL_EXPORT char **opal_argv_split_with_empty(const char *text, char delimiter);
 OPAL_EXPORT char *opal_argv_join(char *const *argv, char delimiter);
 /* Index of the first entry equal to arg, or -1. */
 OPAL_EXPORT int opal_argv_find(char *const *argv, const char *arg);
+/* Index of the entry of env (NAME=value strings) that sets name, or -1. name may be "NAME" or
+ * a whole "NAME=value" (only the part before '=' is compared). */
+OPAL_EXPORT int opal_env_find(char *const *env, const char *name);
 
 /* Levenshtein distance between two strings (for "did you mean" suggestions). */
 OPAL_EXPORT size_t opal_string_distance(const char *a, const char *b);

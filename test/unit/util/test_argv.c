@@ -303,6 +303,20 @@ static void test_find(void **state)
     opal_argv_free(argv);
 }
 
+static void test_env_find(void **state)
+{
+    char *env[] = {"PATHX=1", "PATH=/bin", "EMPTY=", "NOEQUALS", "PATH=/usr/bin", NULL};
+
+    assert_int_equal(opal_env_find(env, "PATH"), 1); /* not PATHX, and the first PATH */
+    assert_int_equal(opal_env_find(env, "PATH=/anything"), 1);
+    assert_int_equal(opal_env_find(env, "PATHX"), 0);
+    assert_int_equal(opal_env_find(env, "EMPTY"), 2);
+    assert_int_equal(opal_env_find(env, "PAT"), -1);
+    assert_int_equal(opal_env_find(env, "NOEQUALS"), -1); /* sets nothing */
+    assert_int_equal(opal_env_find(env, NULL), -1);
+    assert_int_equal(opal_env_find(NULL, "PATH"), -1);
+}
+
 static void test_string_distance(void **state)
 {
     assert_int_equal(opal_string_distance("kitten", "sitting"), 3);
@@ -391,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_join),
         cmocka_unit_test(test_split_join_round_trip),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_env_find),
         cmocka_unit_test(test_string_distance),
         cmocka_unit_test(test_string_distance_long_strings),
         cmocka_unit_test(test_closest_string),

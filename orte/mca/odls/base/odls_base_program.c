@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/util/argv.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/odls/odls.h"
 
@@ -17,12 +18,8 @@
 
 const char *orte_odls_base_env_path(char *const *env)
 {
-    for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
-        if (0 == strncmp(env[i], "PATH=", 5)) {
-            return env[i] + 5;
-        }
-    }
-    return NULL;
+    int i = opal_env_find(env, "PATH");
+    return i < 0 ? NULL : env[i] + 5;
 }
 
 /* dir/name (dir NULL or "" means name alone), relative to cwd when not absolute. */

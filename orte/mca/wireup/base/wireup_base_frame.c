@@ -118,13 +118,11 @@ int orte_wireup_child_setenv(orte_wireup_child_t *child, const char *name, const
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     sprintf(entry, "%s=%s", name, value);
-    char **env = *child->env;
-    for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
-        if (0 == strncmp(env[i], name, name_len) && '=' == env[i][name_len]) {
-            free(env[i]);
-            env[i] = entry;
-            return HERD_SUCCESS;
-        }
+    int i = opal_env_find(*child->env, name);
+    if (i >= 0) {
+        free((*child->env)[i]);
+        (*child->env)[i] = entry;
+        return HERD_SUCCESS;
     }
     int rc = opal_argv_append(child->env, entry);
     free(entry);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
+#include "opal/util/argv.h"
 #include "opal/util/jobdb.h"
 #include "opal/util/output.h"
 #include "opal/util/topology.h"
@@ -630,18 +631,6 @@ static void pmix_module_del_nspace(void *state, const orte_wireup_nspace_t *ns)
 /* ------------------------------------------------------------------------------------------ */
 /* what Open MPI programs are told about the node */
 
-/* Whether env (NAME=value strings) sets a variable starting with prefix. */
-static bool env_has_prefix(char **env, const char *prefix)
-{
-    size_t len = strlen(prefix);
-    for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
-        if (0 == strncmp(env[i], prefix, len)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Open MPI 4.1 probes its MTL-based PML (cm) in every process even where no device exists, and
  * one of the libraries it loads (libinfinipath) sleeps about 0.2 s in that probe. Where the
  * node has no such device cm can never be chosen, so skipping it changes nothing but the
@@ -652,12 +641,13 @@ static int ompi_hints(wireup_pmix_state_t *st, const orte_wireup_proc_t *proc,
 {
     int rc = HERD_SUCCESS; /* with the hints off, pml_hint is empty and num_pus 0 */
     char **env = *child->env;
-    if ('\0' != st->pml_hint[0] && !env_has_prefix(env, "OMPI_MCA_pml=") &&
-        !env_has_prefix(env, "OMPI_MCA_mtl=") && !env_has_prefix(env, "OMPI_MCA_mca_param_files=")) {
+    if ('\0' != st->pml_hint[0] && opal_env_find(env, "OMPI_MCA_pml") < 0 &&
+        opal_env_find(env, "OMPI_MCA_mtl") < 0 &&
+        opal_env_find(env, "OMPI_MCA_mca_param_files") < 0) {
         rc = orte_wireup_child_setenv(child, "OMPI_MCA_pml", st->pml_hint);
     }
     if (HERD_SUCCESS == rc && st->num_pus > 0 && proc->ns->num_local > st->num_pus &&
-        !env_has_prefix(*child->env, "OMPI_MCA_mpi_yield_when_idle=")) {
+        opal_env_find(*child->env, "OMPI_MCA_mpi_yield_when_idle") < 0) {
         rc = orte_wireup_child_setenv(child, "OMPI_MCA_mpi_yield_when_idle", "1");
     }
     return rc;
