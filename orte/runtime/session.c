@@ -832,13 +832,9 @@ static int app_environment(session_t *s, nsjob_t *nsj, uint32_t app_index, char 
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     for (char *const *e = nsj->spec->apps[app_index].env; NULL != e && NULL != *e; ++e) {
-        char *eq = strchr(*e, '=');
-        size_t name_len = (NULL != eq) ? (size_t) (eq - *e) : strlen(*e);
-        for (size_t i = 0; NULL != env && NULL != env[i]; ++i) {
-            if (0 == strncmp(env[i], *e, name_len) && '=' == env[i][name_len]) {
-                opal_argv_delete(&env, i, 1);
-                break;
-            }
+        int i = opal_env_find(env, *e);
+        if (i >= 0) {
+            opal_argv_delete(&env, (size_t) i, 1);
         }
         if (HERD_SUCCESS != opal_argv_append(&env, *e)) {
             opal_argv_free(env);
@@ -934,12 +930,10 @@ static void start_proc(session_t *s, nsjob_t *nsj, orte_proc_record_t *r, const 
         env = own_env;
     }
     int child[3], parent[3];
-    bool target = 0 == nsj->index && orte_iof_base_stdin_wanted(s->spec->stdin_target, p->rank);
-    /* herdrun's own stdin, when it gives it (no pipe, nothing forwarded) */
-    int direct_stdin = (target && s->stdin_fd >= 0) ? s->stdin_fd : -1;
-    if (direct_stdin >= 0) {
-        target = false;
-    }
+    bool wanted = 0 == nsj->index && orte_iof_base_stdin_wanted(s->spec->stdin_target, p->rank);
+    /* herdrun's own stdin when it gives it (no pipe, nothing forwarded), else a pipe */
+    int direct_stdin = wanted ? s->stdin_fd : -1;
+    bool target = wanted && direct_stdin < 0;
     if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
                                                  0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
                                                  child, parent)) {
