@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1631,6 +1632,9 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
     return launch_run(&job, spec, options, exit_status);
 }
 
+/* How long a session daemon we forked has to exit once the job is over. */
+#define LOCAL_SESSION_EXIT_GRACE_MS 1000
+
 /* Without a DVM, signals reach the loop through our own pipe. */
 static int local_signal_write = -1;
 
@@ -1669,6 +1673,43 @@ static void session_exited(job_t *job)
         }
     }
     job_finish(job);
+}
+
+/* Wait until the session daemon we forked has exited, at most grace_ms, woken by the SIGCHLD
+ * byte of the signal pipe rather than by polling; then kill and reap it if it is still there.
+ * Other signals that come now are dropped: the job is over. */
+static void local_wait_session(job_t *job, int grace_ms)
+{
+    struct timespec deadline, now;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += grace_ms / 1000;
+    deadline.tv_nsec += (long) (grace_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    for (;;) {
+        pid_t got = waitpid(job->session_pid, NULL, WNOHANG);
+        if (got == job->session_pid || (got < 0 && EINTR != errno)) {
+            job->session_pid = -1;
+            return;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left_ms = (long) (deadline.tv_sec - now.tv_sec) * 1000L +
+                       (deadline.tv_nsec - now.tv_nsec) / 1000000L;
+        if (left_ms <= 0) {
+            break;
+        }
+        struct pollfd pfd = {.fd = job->signal_pipe[0], .events = POLLIN};
+        if (poll(&pfd, 1, (int) left_ms) > 0) {
+            unsigned char drained[64];
+            while (read(job->signal_pipe[0], drained, sizeof(drained)) > 0) {
+            }
+        }
+    }
+    kill(job->session_pid, SIGKILL);
+    waitpid(job->session_pid, NULL, 0);
+    job->session_pid = -1;
 }
 
 static void local_signal_cb(int fd, short what, void *arg)
@@ -1763,14 +1804,9 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
     opal_event_add(job->signal_event, NULL);
     rc = launch_run(job, spec, options, exit_status);
     if (job->session_pid > 0) {
-        /* it saw us leave; give it a moment to finish, then make sure */
-        for (int i = 0; i < 5000 && 0 == waitpid(job->session_pid, NULL, WNOHANG); ++i) {
-            usleep(200);
-        }
-        if (0 == waitpid(job->session_pid, NULL, WNOHANG)) {
-            kill(job->session_pid, SIGKILL);
-            waitpid(job->session_pid, NULL, 0);
-        }
+        /* it saw us leave: its exit (SIGCHLD writes to the signal pipe) ends our wait, a second
+         * at most, then make sure */
+        local_wait_session(job, LOCAL_SESSION_EXIT_GRACE_MS);
     }
     orte_orphans_kill(NULL, 0);
     opal_event_free(job->signal_event);
