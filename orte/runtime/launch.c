@@ -1802,7 +1802,8 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     job.alloc = alloc;
     job.launch.radix = 32;
     if (HERD_SUCCESS !=
-        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false, &job.local_inv))) {
+        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL,
+                                     orte_dvm_local_fabric_components(), &job.local_inv))) {
         fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
         return HERD_ERR_SILENT;
     }
