@@ -283,8 +283,9 @@ static void plan_node(const orte_endpoints_job_t *job, orte_endpoints_fabric_t *
         return;
     }
     if (NULL == record) {
-        set_reason(f, "node %s reports no %s fabric (see its fabric inventory: herd-info "
-                      "--fabric, dvm_fabric_inventory, dvm_fabric_components)",
+        set_reason(f,
+                   "node %s reports no %s fabric (see its fabric inventory: herd-info "
+                   "--fabric, dvm_fabric_inventory, dvm_fabric_components)",
                    inv->node_name, component);
         return;
     }
@@ -307,8 +308,7 @@ static void plan_node(const orte_endpoints_job_t *job, orte_endpoints_fabric_t *
     choose_addrs(&set, one_node, node);
     if (0 == node->num_addrs) {
         set_reason(f, "node %s has no address for it that another node can reach (%s)",
-                   inv->node_name,
-                   set.count > 0 ? "loopback only" : "no usable interface address");
+                   inv->node_name, set.count > 0 ? "loopback only" : "no usable interface address");
         return;
     }
     uint32_t slots = session_slots(inv), first = 0, count = 0;
@@ -381,8 +381,7 @@ void orte_endpoints_plan_destruct(orte_endpoints_plan_t *plan)
 uint16_t orte_endpoints_port(const orte_endpoints_plan_t *plan, uint32_t fabric, uint32_t node,
                              uint32_t node_rank)
 {
-    if (fabric >= plan->num_fabrics || node >= plan->num_nodes ||
-        !plan->fabrics[fabric].assigned) {
+    if (fabric >= plan->num_fabrics || node >= plan->num_nodes || !plan->fabrics[fabric].assigned) {
         return 0;
     }
     const orte_endpoints_node_t *n = &plan->fabrics[fabric].nodes[node];

@@ -53,9 +53,9 @@ typedef struct orte_endpoints_job {
  * session slots, each into `parts` equal parts (one per assigned provider of a family); the job
  * in session slot `slot` gets part `part`: *count ports from *first. *count may be 0 (a range
  * too small to share). HERD_ERR_BAD_PARAM for zero slots or parts, or slot/part out of range. */
-OPAL_EXPORT int orte_endpoints_window(uint32_t base, uint32_t range, uint32_t slots,
-                                      uint32_t slot, uint32_t parts, uint32_t part,
-                                      uint32_t *first, uint32_t *count);
+OPAL_EXPORT int orte_endpoints_window(uint32_t base, uint32_t range, uint32_t slots, uint32_t slot,
+                                      uint32_t parts, uint32_t part, uint32_t *first,
+                                      uint32_t *count);
 
 /* Decide every fabric of the job. A fabric is assigned only when every node with processes can
  * give each of them a port and has an address the others can reach; otherwise its reason says
@@ -77,8 +77,7 @@ OPAL_EXPORT int orte_endpoints_write(const orte_endpoints_plan_t *plan, opal_job
 
 /* "192.0.2.2:16384" or "[fd00::2]:16384": the endpoint at the node's first address. */
 OPAL_EXPORT void orte_endpoints_format(const orte_endpoints_plan_t *plan, uint32_t fabric,
-                                       uint32_t node, uint32_t node_rank, char *text,
-                                       size_t size);
+                                       uint32_t node, uint32_t node_rank, char *text, size_t size);
 
 /* --display-map -v: one line per fabric, the path the job uses (RM-assigned with the ports, or
  * the modex and why). */

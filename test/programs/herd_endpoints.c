@@ -116,8 +116,7 @@ int main(int argc, char **argv)
     check(herd_peer_endpoint(next, fabric, &peer, &len), "the next rank's endpoint");
     format(&mine, mine_text, sizeof(mine_text));
     format(&peer, peer_text, sizeof(peer_text));
-    printf("herd_endpoints rank %u own %s %s peer %u %s\n", me, fabric, mine_text, next,
-           peer_text);
+    printf("herd_endpoints rank %u own %s %s peer %u %s\n", me, fabric, mine_text, next, peer_text);
 
     /* every rank's view of every endpoint must be the same */
     check(herd_put("herd_endpoints", mine_text, strlen(mine_text) + 1), "herd_put");

@@ -223,8 +223,8 @@ static void test_plan_tcp_two_nodes(void **state)
     orte_inventory_t *invs[2];
     two_nodes(invs);
     uint32_t per_node[2] = {3, 2};
-    orte_endpoints_job_t job = {.inventories = invs, .per_node = per_node, .num_nodes = 2,
-                                .seq = 3};
+    orte_endpoints_job_t job = {
+        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 3};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     assert_int_equal(1, plan.num_fabrics);
@@ -252,7 +252,8 @@ static void test_plan_tcp_two_nodes(void **state)
     FILE *stream = open_memstream(&out, &len);
     orte_endpoints_print(stream, &plan, &job);
     fclose(stream);
-    assert_contains(out, "tcp                  RM-assigned, ports 17920-18431 (session slot 3 of 8)");
+    assert_contains(out,
+                    "tcp                  RM-assigned, ports 17920-18431 (session slot 3 of 8)");
     free(out);
     orte_endpoints_plan_destruct(&plan);
     free_nodes(invs, 2);
@@ -265,10 +266,10 @@ static void test_plan_deterministic(void **state)
     orte_inventory_t *invs[2], *copies[2];
     two_nodes(invs);
     add_ucx(invs[1]);
-    add_ofi(invs[0], "tcp;ofi_rxm@10.0.0.1|udp;ofi_rxd@10.0.0.1", "tcp;ofi_rxm,udp;ofi_rxd",
-            20480, 8192);
-    add_ofi(invs[1], "tcp;ofi_rxm@10.0.0.2|udp;ofi_rxd@10.0.0.2", "tcp;ofi_rxm,udp;ofi_rxd",
-            20480, 8192);
+    add_ofi(invs[0], "tcp;ofi_rxm@10.0.0.1|udp;ofi_rxd@10.0.0.1", "tcp;ofi_rxm,udp;ofi_rxd", 20480,
+            8192);
+    add_ofi(invs[1], "tcp;ofi_rxm@10.0.0.2|udp;ofi_rxd@10.0.0.2", "tcp;ofi_rxm,udp;ofi_rxd", 20480,
+            8192);
     for (int i = 0; i < 2; ++i) {
         opal_buffer_t buffer;
         opal_buffer_init(&buffer);
@@ -322,8 +323,8 @@ static void test_plan_range_overflow(void **state)
     orte_inventory_t *invs[2];
     two_nodes(invs);
     uint32_t per_node[2] = {512, 513};
-    orte_endpoints_job_t job = {.inventories = invs, .per_node = per_node, .num_nodes = 2,
-                                .seq = 1};
+    orte_endpoints_job_t job = {
+        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 1};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     assert_int_equal(1, plan.num_fabrics);
@@ -363,8 +364,8 @@ static void test_plan_ipv6_and_loopback(void **state)
     add_tcp(invs[1], "eth0=fd00::b", 30000, 100);
     add_tcp(invs[2], "lo=127.0.0.1", 30000, 100);
     uint32_t per_node[3] = {2, 1, 0};
-    orte_endpoints_job_t job = {.inventories = invs, .per_node = per_node, .num_nodes = 3,
-                                .seq = 5};
+    orte_endpoints_job_t job = {
+        .inventories = invs, .per_node = per_node, .num_nodes = 3, .seq = 5};
     orte_endpoints_plan_t plan;
     /* no session slots (herdrun without a DVM): the whole range is the job's */
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
@@ -396,14 +397,14 @@ static void test_plan_one_node_loopback_first(void **state)
     orte_inventory_t *invs[2];
     two_nodes(invs);
     uint32_t per_node[2] = {0, 2};
-    orte_endpoints_job_t job = {.inventories = invs, .per_node = per_node, .num_nodes = 2,
-                                .seq = 0};
+    orte_endpoints_job_t job = {
+        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 0};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     const orte_endpoints_node_t *n1 = &plan.fabrics[0].nodes[1];
     assert_int_equal(ORTE_ENDPOINTS_MAX_ADDRS, n1->num_addrs); /* 5 usable, 4 kept */
     expect_format(&plan, "tcp", 1, 1, "127.0.0.1:16385");
-    assert_int_equal(AF_INET6, n1->addrs[1].family); /* ::1 */
+    assert_int_equal(AF_INET6, n1->addrs[1].family);         /* ::1 */
     assert_int_equal(0, plan.fabrics[0].nodes[0].num_addrs); /* no process there */
     orte_endpoints_plan_destruct(&plan);
     free_nodes(invs, 2);
@@ -418,8 +419,8 @@ static void test_plan_missing_pieces(void **state)
     add_tcp(invs[1], "eth0=10.0.0.2", 0, 0); /* fabric_tcp_port_range 0 there */
     add_ofi(invs[0], "tcp;ofi_rxm@10.0.0.1", "tcp;ofi_rxm", 20480, 8192);
     uint32_t per_node[2] = {1, 1};
-    orte_endpoints_job_t job = {.inventories = invs, .per_node = per_node, .num_nodes = 2,
-                                .seq = 2};
+    orte_endpoints_job_t job = {
+        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 2};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     assert_int_equal(2, plan.num_fabrics);
@@ -463,8 +464,8 @@ static void test_plan_in_jobdb(void **state)
     two_nodes(invs);
     add_ucx(invs[0]);
     uint32_t per_node[2] = {2, 3};
-    orte_endpoints_job_t job = {.inventories = invs, .per_node = per_node, .num_nodes = 2,
-                                .seq = 4};
+    orte_endpoints_job_t job = {
+        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 4};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     opal_jobdb_layout_t layout = {0};
@@ -484,8 +485,11 @@ static void test_plan_in_jobdb(void **state)
         for (uint32_t f = 0; f < 2; ++f) {
             ports[f] = orte_endpoints_port(&plan, f, node, node_rank);
         }
-        opal_jobdb_proc_t proc = {.rank = rank, .node = node, .node_rank = node_rank,
-                                  .local_rank = node_rank, .ports = ports};
+        opal_jobdb_proc_t proc = {.rank = rank,
+                                  .node = node,
+                                  .node_rank = node_rank,
+                                  .local_rank = node_rank,
+                                  .ports = ports};
         assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
     }
     assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));

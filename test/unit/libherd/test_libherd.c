@@ -54,8 +54,8 @@ static void *daemon_main(void *arg)
             opal_buffer_init(&payload);
             opal_buffer_init(&frame);
             if (HERD_SUCCESS == opal_native_pack_reply(&payload, &reply) &&
-                HERD_SUCCESS ==
-                    opal_native_encode(OPAL_NATIVE_REPLY, h.id, payload.base, payload.used, &frame)) {
+                HERD_SUCCESS == opal_native_encode(OPAL_NATIVE_REPLY, h.id, payload.base,
+                                                   payload.used, &frame)) {
                 opal_fd_write_all(fd, frame.base, frame.used);
             }
             opal_buffer_destruct(&payload);
@@ -105,8 +105,12 @@ static void build_db(fixture_t *fx)
     for (uint32_t r = 0; r < 3; ++r) {
         uint32_t node_rank = r < 2 ? r : 0;
         uint16_t ports[3] = {(uint16_t) (16384 + node_rank), (uint16_t) (20480 + node_rank), 0};
-        opal_jobdb_proc_t proc = {.rank = r, .node = r < 2 ? 0 : 1, .local_rank = node_rank,
-                                  .node_rank = node_rank, .cpuset = "", .locality = "",
+        opal_jobdb_proc_t proc = {.rank = r,
+                                  .node = r < 2 ? 0 : 1,
+                                  .local_rank = node_rank,
+                                  .node_rank = node_rank,
+                                  .cpuset = "",
+                                  .locality = "",
                                   .ports = ports};
         assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(fx->db, &proc));
     }
@@ -129,8 +133,7 @@ static int setup(void **state)
     memcpy(addr.sun_path, fx->path, strlen(fx->path) + 1);
     fx->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fx->listen_fd < 0 || 0 != bind(fx->listen_fd, (struct sockaddr *) &addr, sizeof(addr)) ||
-        0 != listen(fx->listen_fd, 1) ||
-        0 != pthread_create(&fx->thread, NULL, daemon_main, fx)) {
+        0 != listen(fx->listen_fd, 1) || 0 != pthread_create(&fx->thread, NULL, daemon_main, fx)) {
         return -1;
     }
     build_db(fx);
@@ -217,8 +220,7 @@ static void test_peer_endpoint(void **state)
     /* bad arguments */
     expect_error(HERD_ERR_BAD_PARAM, herd_peer_endpoint(3, "tcp", &addr, &len), "not in the job");
     len = sizeof(struct sockaddr_in6) - 1;
-    expect_error(HERD_ERR_BAD_PARAM, herd_peer_endpoint_at(2, "tcp", 1, &addr, &len),
-                 "too few");
+    expect_error(HERD_ERR_BAD_PARAM, herd_peer_endpoint_at(2, "tcp", 1, &addr, &len), "too few");
     assert_int_equal(sizeof(struct sockaddr_in6) - 1, len); /* untouched on failure */
     expect_error(HERD_ERR_BAD_PARAM, herd_peer_endpoint(1, "", &addr, &len), "no fabric named");
     expect_error(HERD_ERR_BAD_PARAM, herd_peer_endpoint(1, "tcp", &addr, NULL), "its length");
