@@ -94,6 +94,24 @@ HERD_API const char *herd_node_name(uint32_t node);
  * and hardware thread both are bound within (nothing beyond the node when either is unbound). */
 HERD_API int herd_peer_locality(uint32_t peer, unsigned *flags);
 
+/* A peer's RM-assigned endpoint ("instant on"): where the session daemons decided, before the
+ * job started, that peer's transport for fabric listens, so no modex is needed to reach it.
+ * fabric is "tcp" (herd's sockets), or a libfabric provider as "ofi:tcp;ofi_rxm" (a plain
+ * provider name such as "tcp;ofi_rxm" or "udp;ofi_rxd" is looked up with the "ofi:" prefix when
+ * no fabric has that name). addr gets a struct sockaddr_in or sockaddr_in6 with the port (use a
+ * struct sockaddr_storage); *len holds its room on entry and the size written on return. A peer
+ * may be the process itself: bind() its own endpoint, connect() to a peer's. Read in place from
+ * the job database, O(1).
+ * HERD_ERR_NOT_FOUND when the job has no assigned endpoint on that fabric (UCX, a fabric no node
+ * reports, a port range too small for the job: herd_last_error() says why): the transport then
+ * publishes its own address with herd_put and a peer finds it with herd_get. HERD_ERR_BAD_PARAM
+ * for a peer out of range or too little room. */
+HERD_API int herd_peer_endpoint(uint32_t peer, const char *fabric, void *addr, size_t *len);
+/* The same at another address of the peer's node (index 0 is herd_peer_endpoint's; a node with
+ * several interfaces has several): HERD_ERR_NOT_FOUND past the last. Same port on each. */
+HERD_API int herd_peer_endpoint_at(uint32_t peer, const char *fabric, uint32_t index, void *addr,
+                                   size_t *len);
+
 /* Keep key=value (len bytes) to publish at the next herd_commit; a key put again replaces it.
  * Keys are 1..511 bytes, values at most 64 MiB. */
 HERD_API int herd_put(const char *key, const void *value, size_t len);

@@ -410,6 +410,65 @@ const char *herd_node_name(uint32_t node)
     return herd.initialized ? opal_jobdb_node_name(herd.db, node) : NULL;
 }
 
+/* The fabric table's index of fabric: its own name, else "ofi:" + name (a provider). */
+static int fabric_index(const char *fabric, uint32_t *index)
+{
+    char prefixed[OPAL_JOBDB_FABRIC_NAME_MAX + 8];
+    if (NULL == fabric || '\0' == fabric[0]) {
+        return fail(HERD_ERR_BAD_PARAM, "no fabric named (\"tcp\", \"ofi:tcp;ofi_rxm\", ...)");
+    }
+    if (HERD_SUCCESS == opal_jobdb_find_fabric(herd.db, fabric, index)) {
+        return HERD_SUCCESS;
+    }
+    snprintf(prefixed, sizeof(prefixed), "ofi:%s", fabric);
+    if (0 != strncmp(fabric, "ofi:", 4) &&
+        HERD_SUCCESS == opal_jobdb_find_fabric(herd.db, prefixed, index)) {
+        return HERD_SUCCESS;
+    }
+    return fail(HERD_ERR_NOT_FOUND,
+                "no endpoint is assigned on fabric %s in this job (no node of the job reports it, "
+                "or it is not one whose endpoints can be assigned): use herd_put/herd_get",
+                fabric);
+}
+
+int herd_peer_endpoint_at(uint32_t peer, const char *fabric, uint32_t index, void *addr,
+                          size_t *len)
+{
+    opal_jobdb_proc_view_t view;
+    uint32_t f;
+    if (NULL == addr || NULL == len) {
+        return fail(HERD_ERR_BAD_PARAM, "herd_peer_endpoint needs an address and its length");
+    }
+    int rc = peer_view(peer, &view);
+    if (HERD_SUCCESS != rc || HERD_SUCCESS != (rc = fabric_index(fabric, &f))) {
+        return rc;
+    }
+    size_t room = *len;
+    rc = opal_jobdb_get_endpoint(herd.db, peer, f, index, addr, &room);
+    if (HERD_SUCCESS == rc) {
+        *len = room;
+        return rc;
+    }
+    opal_jobdb_fabric_view_t fview;
+    if (HERD_ERR_NOT_FOUND == rc && HERD_SUCCESS == opal_jobdb_get_fabric(herd.db, f, &fview) &&
+        !fview.assigned) {
+        return fail(rc, "fabric %s uses the modex in this job: %s", fview.name, fview.reason);
+    }
+    if (HERD_ERR_NOT_FOUND == rc) {
+        return fail(rc, "the node of rank %u has no address %u on fabric %s", peer, index, fabric);
+    }
+    if (HERD_ERR_BAD_PARAM == rc) {
+        return fail(rc, "%zu bytes are too few for an endpoint: pass a struct sockaddr_storage",
+                    *len);
+    }
+    return fail(rc, "the job database's endpoint of rank %u on %s cannot be read", peer, fabric);
+}
+
+int herd_peer_endpoint(uint32_t peer, const char *fabric, void *addr, size_t *len)
+{
+    return herd_peer_endpoint_at(peer, fabric, 0, addr, len);
+}
+
 /* The range of indexes a locality string gives a level ("co2" or "co2-5"); false without it. */
 static bool level_range(const char *loc, const char *prefix, unsigned long *lo, unsigned long *hi)
 {

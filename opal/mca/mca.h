@@ -91,6 +91,11 @@ typedef struct opal_mca_framework {
     size_t num_components;
     opal_mca_component_entry_t **selected; /* selected, highest priority first */
     size_t num_selected;
+    /* Set before the framework is registered by a program that uses the framework but never
+     * lists it (a daemon's fabric inventory): a DSO the selection leaves out is not even loaded,
+     * as loading one can cost more than everything else the program does (libfabric: 0.2 s).
+     * Its variables then stay unknown to the program. */
+    bool load_selected_only;
 } opal_mca_framework_t;
 
 /* Declares a framework object statically (in the framework's base). */

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +21,8 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 _Static_assert(sizeof(opal_jobdb_header_t) % 8 == 0, "the header keeps regions aligned");
 _Static_assert(sizeof(opal_jobdb_record_t) % 8 == 0, "records keep regions aligned");
 _Static_assert(sizeof(opal_jobdb_node_entry_t) % 8 == 0, "node entries keep regions aligned");
+_Static_assert(sizeof(opal_jobdb_fabric_entry_t) % 8 == 0, "fabric entries keep regions aligned");
+_Static_assert(sizeof(opal_jobdb_addr_t) % 8 == 0, "addresses keep regions aligned");
 
 #define JOBDB_NAME_MAX      (NAME_MAX + 2) /* a leading '/', a file name, a NUL */
 #define JOBDB_STRING_CACHE  4096u          /* recent strings remembered to store repeats once */
@@ -26,6 +30,8 @@ _Static_assert(sizeof(opal_jobdb_node_entry_t) % 8 == 0, "node entries keep regi
 #define JOBDB_STRINGS_PROC  32u
 #define JOBDB_STRINGS_NODE  64u
 #define JOBDB_STRINGS_EXTRA 4096u
+#define JOBDB_DEFAULT_ADDRS 4u
+#define JOBDB_STRINGS_FABRIC 512u /* a fabric's reason for modex */
 
 static const char *help_file = "help-jobdb.txt";
 
@@ -38,6 +44,9 @@ struct opal_jobdb {
     opal_jobdb_record_t *records;
     uint8_t *endpoints;
     opal_jobdb_node_entry_t *nodes;
+    opal_jobdb_fabric_entry_t *fabrics;
+    opal_jobdb_addr_t *addrs;
+    uint16_t *ports;
     char *strings;
     /* Writer only: strings_used is the next free byte; string_cache maps a string's hash to
      * 1 + its offset (0: empty), so repeats cost nothing while the cache stays fixed-size. */
@@ -46,6 +55,17 @@ struct opal_jobdb {
     uint32_t procs_put;
     uint32_t nodes_set;
 };
+
+/* Which regions a segment has, from the counts and sizes the creator chose. */
+typedef struct jobdb_counts {
+    uint32_t num_procs;
+    uint32_t num_nodes;
+    uint32_t slots;
+    uint32_t slot_size;
+    uint32_t num_fabrics;
+    uint32_t fabric_addrs;
+    uint64_t string_bytes;
+} jobdb_counts_t;
 
 static uint64_t align8(uint64_t n)
 {
@@ -72,23 +92,36 @@ int opal_jobdb_segment_name(const char *jobid, const char *node_name, char *buf,
     return HERD_SUCCESS;
 }
 
+/* Bytes of one proc's ports: a uint16_t per fabric, rounded up so the region stays aligned. */
+static uint64_t ports_bytes(uint64_t num_procs, uint32_t num_fabrics)
+{
+    return align8(num_procs * num_fabrics * sizeof(uint16_t));
+}
+
 /* Where each region goes, from the counts and sizes; false if it would not fit in 64 bits. */
-static bool plan_layout(uint32_t num_procs, uint32_t num_nodes, uint32_t slots, uint32_t slot_size,
-                        uint64_t string_bytes, opal_jobdb_header_t *h)
+static bool plan_layout(const jobdb_counts_t *c, opal_jobdb_header_t *h)
 {
     h->header_size = sizeof(opal_jobdb_header_t);
     h->record_size = sizeof(opal_jobdb_record_t);
-    h->num_procs = num_procs;
-    h->num_nodes = num_nodes;
-    h->endpoint_slots = slots;
-    h->endpoint_slot_size = slot_size;
+    h->num_procs = c->num_procs;
+    h->num_nodes = c->num_nodes;
+    h->endpoint_slots = c->slots;
+    h->endpoint_slot_size = c->slot_size;
+    h->num_fabrics = c->num_fabrics;
+    h->fabric_addrs = c->fabric_addrs;
     /* Every product below is of 32-bit factors bounded by the checks in create: no overflow. */
     h->records_offset = h->header_size;
-    h->endpoints_offset = h->records_offset + (uint64_t) num_procs * h->record_size;
-    h->nodes_offset =
-        align8(h->endpoints_offset + (uint64_t) num_procs * slots * (uint64_t) slot_size);
-    h->strings_offset = h->nodes_offset + (uint64_t) num_nodes * sizeof(opal_jobdb_node_entry_t);
-    h->strings_size = align8(string_bytes);
+    h->endpoints_offset = h->records_offset + (uint64_t) c->num_procs * h->record_size;
+    h->nodes_offset = align8(h->endpoints_offset +
+                             (uint64_t) c->num_procs * c->slots * (uint64_t) c->slot_size);
+    h->fabrics_offset =
+        h->nodes_offset + (uint64_t) c->num_nodes * sizeof(opal_jobdb_node_entry_t);
+    h->addrs_offset =
+        h->fabrics_offset + (uint64_t) c->num_fabrics * sizeof(opal_jobdb_fabric_entry_t);
+    h->ports_offset = h->addrs_offset + (uint64_t) c->num_fabrics * c->num_nodes *
+                                            c->fabric_addrs * sizeof(opal_jobdb_addr_t);
+    h->strings_offset = h->ports_offset + ports_bytes(c->num_procs, c->num_fabrics);
+    h->strings_size = align8(c->string_bytes);
     h->segment_size = h->strings_offset + h->strings_size;
     return h->segment_size <= (uint64_t) SIZE_MAX && h->segment_size <= (uint64_t) INT64_MAX;
 }
@@ -101,6 +134,9 @@ static void set_regions(opal_jobdb_t *db)
     db->records = (opal_jobdb_record_t *) (db->base + h->records_offset);
     db->endpoints = db->base + h->endpoints_offset;
     db->nodes = (opal_jobdb_node_entry_t *) (db->base + h->nodes_offset);
+    db->fabrics = (opal_jobdb_fabric_entry_t *) (db->base + h->fabrics_offset);
+    db->addrs = (opal_jobdb_addr_t *) (db->base + h->addrs_offset);
+    db->ports = (uint16_t *) (db->base + h->ports_offset);
     db->strings = (char *) (db->base + h->strings_offset);
 }
 
@@ -134,21 +170,36 @@ int opal_jobdb_create(const char *jobid, const char *node_name, uint32_t num_pro
     uint32_t slot_size = (NULL != sizes && 0 != sizes->endpoint_slot_size)
                              ? sizes->endpoint_slot_size
                              : JOBDB_DEFAULT_SLOT;
-    if (slots > OPAL_JOBDB_MAX_SLOTS || slot_size > OPAL_JOBDB_MAX_SLOT_SIZE) {
+    uint32_t num_fabrics = (NULL != sizes) ? sizes->num_fabrics : 0;
+    uint32_t fabric_addrs = (NULL != sizes && 0 != sizes->fabric_addrs) ? sizes->fabric_addrs
+                                                                         : JOBDB_DEFAULT_ADDRS;
+    if (slots > OPAL_JOBDB_MAX_SLOTS || slot_size > OPAL_JOBDB_MAX_SLOT_SIZE ||
+        num_fabrics > OPAL_JOBDB_MAX_FABRICS || fabric_addrs > OPAL_JOBDB_MAX_ADDRS) {
         return HERD_ERR_BAD_PARAM;
+    }
+    if (0 == num_fabrics) {
+        fabric_addrs = 0;
     }
     slot_size = (uint32_t) align8(slot_size);
     uint64_t string_bytes = (NULL != sizes) ? sizes->string_bytes : 0;
     if (0 == string_bytes) {
         string_bytes = (uint64_t) num_procs * JOBDB_STRINGS_PROC +
-                       (uint64_t) num_nodes * JOBDB_STRINGS_NODE + JOBDB_STRINGS_EXTRA;
+                       (uint64_t) num_nodes * JOBDB_STRINGS_NODE +
+                       (uint64_t) num_fabrics * JOBDB_STRINGS_FABRIC + JOBDB_STRINGS_EXTRA;
     }
     /* Records hold 32-bit string offsets. */
     if (string_bytes > UINT32_MAX - 8u) {
         return HERD_ERR_BAD_PARAM;
     }
     memset(&plan, 0, sizeof(plan));
-    if (!plan_layout(num_procs, num_nodes, slots, slot_size, string_bytes, &plan)) {
+    jobdb_counts_t counts = {.num_procs = num_procs,
+                             .num_nodes = num_nodes,
+                             .slots = slots,
+                             .slot_size = slot_size,
+                             .num_fabrics = num_fabrics,
+                             .fabric_addrs = fabric_addrs,
+                             .string_bytes = string_bytes};
+    if (!plan_layout(&counts, &plan)) {
         return HERD_ERR_BAD_PARAM;
     }
 
@@ -208,6 +259,11 @@ int opal_jobdb_create(const char *jobid, const char *node_name, uint32_t num_pro
     h->nodes_offset = plan.nodes_offset;
     h->strings_offset = plan.strings_offset;
     h->strings_size = plan.strings_size;
+    h->num_fabrics = plan.num_fabrics;
+    h->fabric_addrs = plan.fabric_addrs;
+    h->fabrics_offset = plan.fabrics_offset;
+    h->addrs_offset = plan.addrs_offset;
+    h->ports_offset = plan.ports_offset;
     snprintf(h->jobid, sizeof(h->jobid), "%s", jobid);
     snprintf(h->node_name, sizeof(h->node_name), "%s", node_name);
     atomic_store_explicit(&h->magic, OPAL_JOBDB_MAGIC, memory_order_release);
@@ -306,6 +362,10 @@ int opal_jobdb_put_proc(opal_jobdb_t *db, const opal_jobdb_proc_t *proc)
         memcpy(db->endpoints + (uint64_t) proc->rank * endpoint_bytes, proc->endpoints,
                proc->endpoints_length);
     }
+    if (0 != h->num_fabrics && NULL != proc->ports) {
+        memcpy(db->ports + (uint64_t) proc->rank * h->num_fabrics, proc->ports,
+               h->num_fabrics * sizeof(uint16_t));
+    }
     atomic_store_explicit(&rec->ready, 1u, memory_order_release);
     db->procs_put++;
     return HERD_SUCCESS;
@@ -330,6 +390,58 @@ int opal_jobdb_set_node(opal_jobdb_t *db, uint32_t index, const char *name)
     entry->name_length = length;
     atomic_store_explicit(&entry->ready, 1u, memory_order_release);
     db->nodes_set++;
+    return HERD_SUCCESS;
+}
+
+int opal_jobdb_set_fabric(opal_jobdb_t *db, uint32_t index, const char *name, bool assigned,
+                          uint32_t first_port, uint32_t num_ports, const char *reason)
+{
+    if (NULL == db || !db->writer || index >= db->header->num_fabrics || NULL == name ||
+        '\0' == name[0] || strlen(name) >= OPAL_JOBDB_FABRIC_NAME_MAX || first_port > UINT16_MAX ||
+        num_ports > UINT16_MAX + 1u) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    opal_jobdb_fabric_entry_t *entry = &db->fabrics[index];
+    if (0 != atomic_load_explicit(&entry->ready, memory_order_relaxed)) {
+        return HERD_ERR_EXISTS;
+    }
+    uint32_t offset, length;
+    if (HERD_SUCCESS != store_string(db, (assigned || NULL == reason) ? "" : reason, &offset,
+                                     &length)) {
+        char what[96];
+        snprintf(what, sizeof(what), "fabric %s", name);
+        return report_strings_full(db, what);
+    }
+    entry->state = assigned ? OPAL_JOBDB_FABRIC_ASSIGNED : OPAL_JOBDB_FABRIC_MODEX;
+    entry->reason_offset = offset;
+    entry->reason_length = length;
+    entry->first_port = first_port;
+    entry->num_ports = num_ports;
+    memcpy(entry->name, name, strlen(name) + 1);
+    atomic_store_explicit(&entry->ready, 1u, memory_order_release);
+    return HERD_SUCCESS;
+}
+
+int opal_jobdb_set_fabric_addrs(opal_jobdb_t *db, uint32_t fabric, uint32_t node,
+                                const opal_jobdb_addr_t *addrs, uint32_t num_addrs)
+{
+    if (NULL == db || !db->writer || fabric >= db->header->num_fabrics ||
+        node >= db->header->num_nodes || num_addrs > db->header->fabric_addrs ||
+        (NULL == addrs && 0 != num_addrs)) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    for (uint32_t i = 0; i < num_addrs; ++i) {
+        if (OPAL_JOBDB_ADDR_IPV4 != addrs[i].family && OPAL_JOBDB_ADDR_IPV6 != addrs[i].family) {
+            return HERD_ERR_BAD_PARAM;
+        }
+    }
+    const opal_jobdb_header_t *h = db->header;
+    opal_jobdb_addr_t *slot =
+        &db->addrs[((uint64_t) fabric * h->num_nodes + node) * h->fabric_addrs];
+    if (num_addrs > 0) {
+        memcpy(slot, addrs, num_addrs * sizeof(*addrs));
+    }
+    /* the segment reads as zeroes: the rest of the node's slots already say "none" */
     return HERD_SUCCESS;
 }
 
@@ -419,7 +531,25 @@ static const char *check_header(const opal_jobdb_header_t *h, uint64_t size, int
     }
     uint64_t nodes_end =
         h->nodes_offset + (uint64_t) h->num_nodes * sizeof(opal_jobdb_node_entry_t);
-    if (!region_fits(h->strings_offset, 1, h->strings_size, nodes_end, size)) {
+    if (h->num_fabrics > OPAL_JOBDB_MAX_FABRICS || h->fabric_addrs > OPAL_JOBDB_MAX_ADDRS) {
+        return "its fabric counts are out of range";
+    }
+    uint64_t addrs_per_fabric = (uint64_t) h->num_nodes * h->fabric_addrs;
+    if (!region_fits(h->fabrics_offset, h->num_fabrics, sizeof(opal_jobdb_fabric_entry_t),
+                     nodes_end, size) ||
+        !region_fits(h->addrs_offset, (uint64_t) h->num_fabrics * addrs_per_fabric,
+                     sizeof(opal_jobdb_addr_t),
+                     h->fabrics_offset +
+                         (uint64_t) h->num_fabrics * sizeof(opal_jobdb_fabric_entry_t),
+                     size) ||
+        !region_fits(h->ports_offset, 1, ports_bytes(h->num_procs, h->num_fabrics),
+                     h->addrs_offset + (uint64_t) h->num_fabrics * addrs_per_fabric *
+                                           sizeof(opal_jobdb_addr_t),
+                     size)) {
+        return "its fabric table, addresses or ports lie outside the segment";
+    }
+    uint64_t ports_end = h->ports_offset + ports_bytes(h->num_procs, h->num_fabrics);
+    if (!region_fits(h->strings_offset, 1, h->strings_size, ports_end, size)) {
         return "its string area lies outside the segment";
     }
     if (NULL == memchr(h->jobid, '\0', sizeof(h->jobid)) ||
@@ -546,6 +676,104 @@ const char *opal_jobdb_node_name(const opal_jobdb_t *db, uint32_t index)
     return string_at(db, entry->name_offset, entry->name_length);
 }
 
+uint32_t opal_jobdb_num_fabrics(const opal_jobdb_t *db)
+{
+    return NULL != db ? db->header->num_fabrics : 0;
+}
+
+int opal_jobdb_get_fabric(const opal_jobdb_t *db, uint32_t index, opal_jobdb_fabric_view_t *view)
+{
+    if (NULL == db || NULL == view || index >= db->header->num_fabrics) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    const opal_jobdb_fabric_entry_t *entry = &db->fabrics[index];
+    if (1u != atomic_load_explicit(&entry->ready, memory_order_acquire)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    const char *reason = string_at(db, entry->reason_offset, entry->reason_length);
+    if (NULL == reason || NULL == memchr(entry->name, '\0', sizeof(entry->name)) ||
+        entry->state > OPAL_JOBDB_FABRIC_ASSIGNED) {
+        char why[96];
+        snprintf(why, sizeof(why), "the entry of fabric %u is malformed", index);
+        opal_show_help(help_file, "corrupt", true, db->name, why);
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    view->name = entry->name;
+    view->assigned = OPAL_JOBDB_FABRIC_ASSIGNED == entry->state;
+    view->reason = reason;
+    view->first_port = entry->first_port;
+    view->num_ports = entry->num_ports;
+    return HERD_SUCCESS;
+}
+
+int opal_jobdb_find_fabric(const opal_jobdb_t *db, const char *name, uint32_t *index)
+{
+    if (NULL == db || NULL == name || NULL == index) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    for (uint32_t f = 0; f < db->header->num_fabrics; ++f) {
+        const opal_jobdb_fabric_entry_t *entry = &db->fabrics[f];
+        if (1u == atomic_load_explicit(&entry->ready, memory_order_acquire) &&
+            0 == strncmp(entry->name, name, sizeof(entry->name))) {
+            *index = f;
+            return HERD_SUCCESS;
+        }
+    }
+    return HERD_ERR_NOT_FOUND;
+}
+
+int opal_jobdb_get_endpoint(const opal_jobdb_t *db, uint32_t rank, uint32_t fabric,
+                            uint32_t addr_index, void *addr, size_t *len)
+{
+    opal_jobdb_proc_view_t view;
+    opal_jobdb_fabric_view_t fview;
+    if (NULL == db || NULL == addr || NULL == len || fabric >= db->header->num_fabrics) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    int rc = opal_jobdb_get_proc(db, rank, &view);
+    if (HERD_SUCCESS == rc) {
+        rc = opal_jobdb_get_fabric(db, fabric, &fview);
+    }
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    const opal_jobdb_header_t *h = db->header;
+    uint16_t port = db->ports[(uint64_t) rank * h->num_fabrics + fabric];
+    if (!fview.assigned || 0 == port || addr_index >= h->fabric_addrs) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    const opal_jobdb_addr_t *a =
+        &db->addrs[((uint64_t) fabric * h->num_nodes + view.node) * h->fabric_addrs + addr_index];
+    if (OPAL_JOBDB_ADDR_IPV4 == a->family) {
+        struct sockaddr_in in4 = {.sin_family = AF_INET, .sin_port = htons(port)};
+        if (*len < sizeof(in4)) {
+            return HERD_ERR_BAD_PARAM;
+        }
+        memcpy(&in4.sin_addr, a->bytes, 4);
+        memcpy(addr, &in4, sizeof(in4));
+        *len = sizeof(in4);
+        return HERD_SUCCESS;
+    }
+    if (OPAL_JOBDB_ADDR_IPV6 == a->family) {
+        struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+        if (*len < sizeof(in6)) {
+            return HERD_ERR_BAD_PARAM;
+        }
+        memcpy(&in6.sin6_addr, a->bytes, 16);
+        memcpy(addr, &in6, sizeof(in6));
+        *len = sizeof(in6);
+        return HERD_SUCCESS;
+    }
+    if (OPAL_JOBDB_ADDR_NONE == a->family) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    char why[96];
+    snprintf(why, sizeof(why), "an address of fabric %u on node %u is malformed", fabric,
+             view.node);
+    opal_show_help(help_file, "corrupt", true, db->name, why);
+    return HERD_ERR_UNPACK_FAILURE;
+}
+
 bool opal_jobdb_is_complete(const opal_jobdb_t *db)
 {
     return NULL != db && 1u == atomic_load_explicit(&db->header->complete, memory_order_acquire);
@@ -571,6 +799,70 @@ const char *opal_jobdb_name(const opal_jobdb_t *db)
     return db->name;
 }
 
+int opal_jobdb_endpoint_string(const void *addr, size_t len, char *text, size_t size)
+{
+    char host[INET6_ADDRSTRLEN];
+    if (NULL == addr || NULL == text || 0 == size) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (len == sizeof(struct sockaddr_in)) {
+        struct sockaddr_in in4;
+        memcpy(&in4, addr, sizeof(in4));
+        if (AF_INET == in4.sin_family &&
+            NULL != inet_ntop(AF_INET, &in4.sin_addr, host, sizeof(host))) {
+            snprintf(text, size, "%s:%u", host, ntohs(in4.sin_port));
+            return HERD_SUCCESS;
+        }
+    } else if (len == sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 in6;
+        memcpy(&in6, addr, sizeof(in6));
+        if (AF_INET6 == in6.sin6_family &&
+            NULL != inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof(host))) {
+            snprintf(text, size, "[%s]:%u", host, ntohs(in6.sin6_port));
+            return HERD_SUCCESS;
+        }
+    }
+    return HERD_ERR_BAD_PARAM;
+}
+
+/* The fabric table, for herd-info --job. */
+static void dump_fabrics(FILE *out, const opal_jobdb_t *db)
+{
+    const opal_jobdb_header_t *h = db->header;
+    if (0 == h->num_fabrics) {
+        return;
+    }
+    fprintf(out, "fabrics (%u address slots per node):\n", h->fabric_addrs);
+    for (uint32_t f = 0; f < h->num_fabrics; ++f) {
+        opal_jobdb_fabric_view_t view;
+        int rc = opal_jobdb_get_fabric(db, f, &view);
+        if (HERD_SUCCESS != rc) {
+            fprintf(out, "  %u %s\n", f, HERD_ERR_NOT_FOUND == rc ? "(not set)" : "(corrupt)");
+        } else if (view.assigned) {
+            fprintf(out, "  %u %s: assigned, ports %u-%u\n", f, view.name, view.first_port,
+                    view.first_port + view.num_ports - 1);
+        } else {
+            fprintf(out, "  %u %s: modex (%s)\n", f, view.name, view.reason);
+        }
+    }
+}
+
+/* Rank's assigned endpoints (the first address of its node on each fabric). */
+static void dump_proc_endpoints(FILE *out, const opal_jobdb_t *db, uint32_t rank)
+{
+    for (uint32_t f = 0; f < db->header->num_fabrics; ++f) {
+        struct sockaddr_in6 addr;
+        size_t len = sizeof(addr);
+        char text[INET6_ADDRSTRLEN + 16];
+        opal_jobdb_fabric_view_t view;
+        if (HERD_SUCCESS == opal_jobdb_get_endpoint(db, rank, f, 0, &addr, &len) &&
+            HERD_SUCCESS == opal_jobdb_endpoint_string(&addr, len, text, sizeof(text)) &&
+            HERD_SUCCESS == opal_jobdb_get_fabric(db, f, &view)) {
+            fprintf(out, ", %s %s", view.name, text);
+        }
+    }
+}
+
 void opal_jobdb_dump(FILE *out, const opal_jobdb_t *db)
 {
     const opal_jobdb_header_t *h = db->header;
@@ -589,6 +881,7 @@ void opal_jobdb_dump(FILE *out, const opal_jobdb_t *db)
         const char *name = opal_jobdb_node_name(db, n);
         fprintf(out, "  %u %s\n", n, NULL != name ? name : "(not set)");
     }
+    dump_fabrics(out, db);
     fprintf(out, "procs:\n");
     for (uint32_t r = 0; r < h->num_procs; ++r) {
         opal_jobdb_proc_view_t view;
@@ -616,6 +909,7 @@ void opal_jobdb_dump(FILE *out, const opal_jobdb_t *db)
                 }
             }
         }
+        dump_proc_endpoints(out, db, r);
         fputc('\n', out);
     }
 }

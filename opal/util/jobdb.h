@@ -33,14 +33,26 @@
 /* Layout of the segment, version OPAL_JOBDB_FORMAT_VERSION. All offsets are from the start of
  * the segment and 8-byte aligned; regions follow each other in this order:
  *   header | records[num_procs] | endpoints[num_procs][endpoint_slots][endpoint_slot_size]
- *   | nodes[num_nodes] | strings[strings_size] (NUL-terminated cpusets, localities, node names)
- * Any change to these structures must raise the version. */
+ *   | nodes[num_nodes] | fabrics[num_fabrics] | addrs[num_fabrics][num_nodes][fabric_addrs]
+ *   | ports[num_procs][num_fabrics] (uint16_t, padded to 8 bytes)
+ *   | strings[strings_size] (NUL-terminated cpusets, localities, node names, fabric reasons)
+ * Any change to these structures must raise the version.
+ *
+ * RM-assigned endpoints ("instant on", docs/endpoints.md): a fabric whose endpoints the session
+ * daemons chose in advance has an entry in the fabric table, its addresses per node (the same
+ * for every proc of a node), and one port per proc. A proc's endpoint on that fabric is its
+ * node's address with its port: found in O(1) from the proc's record, nothing per proc but 2
+ * bytes. The writer fills the fabric table and the addresses before the first record, so a
+ * reader that sees a record ready sees them too. */
 #define OPAL_JOBDB_MAGIC          0x42444a48u /* "HJDB" in memory on little-endian hosts */
-#define OPAL_JOBDB_FORMAT_VERSION 1u
+#define OPAL_JOBDB_FORMAT_VERSION 2u
 #define OPAL_JOBDB_ID_MAX         64u  /* bytes of the job id, with its NUL */
 #define OPAL_JOBDB_NODE_MAX       256u /* bytes of a node name, with its NUL */
 #define OPAL_JOBDB_MAX_SLOTS      1024u
 #define OPAL_JOBDB_MAX_SLOT_SIZE  4096u
+#define OPAL_JOBDB_MAX_FABRICS    64u
+#define OPAL_JOBDB_MAX_ADDRS      16u /* addresses per node and fabric */
+#define OPAL_JOBDB_FABRIC_NAME_MAX 48u /* bytes of a fabric name, with its NUL */
 
 /* A record's flags. */
 #define OPAL_JOBDB_PROC_BOUND 0x1u
@@ -60,6 +72,11 @@ typedef struct opal_jobdb_header {
     uint64_t nodes_offset;
     uint64_t strings_offset;
     uint64_t strings_size;
+    uint32_t num_fabrics;  /* entries of the fabric table */
+    uint32_t fabric_addrs; /* address slots per node and fabric */
+    uint64_t fabrics_offset;
+    uint64_t addrs_offset;
+    uint64_t ports_offset;
     _Atomic uint32_t complete; /* 1 once every record and node is ready */
     uint32_t reserved;
     char jobid[OPAL_JOBDB_ID_MAX];
@@ -86,6 +103,32 @@ typedef struct opal_jobdb_node_entry {
     uint32_t reserved;
 } opal_jobdb_node_entry_t;
 
+/* A fabric's state in a job: its procs' endpoints were assigned by the session daemons, or
+ * they are exchanged by the procs themselves (herd_put/herd_get). */
+#define OPAL_JOBDB_FABRIC_MODEX    0u
+#define OPAL_JOBDB_FABRIC_ASSIGNED 1u
+
+typedef struct opal_jobdb_fabric_entry {
+    _Atomic uint32_t ready;
+    uint32_t state;         /* OPAL_JOBDB_FABRIC_* */
+    uint32_t reason_offset; /* into the string area: why modex ("" when assigned) */
+    uint32_t reason_length;
+    uint32_t first_port; /* the job's window, as on the first node (for tools) */
+    uint32_t num_ports;
+    char name[OPAL_JOBDB_FABRIC_NAME_MAX]; /* "tcp", "ofi:tcp;ofi_rxm", "ucx" */
+} opal_jobdb_fabric_entry_t;
+
+/* One address of a node on a fabric (network byte order), without a port. */
+#define OPAL_JOBDB_ADDR_NONE 0u
+#define OPAL_JOBDB_ADDR_IPV4 4u
+#define OPAL_JOBDB_ADDR_IPV6 6u
+
+typedef struct opal_jobdb_addr {
+    uint8_t family; /* OPAL_JOBDB_ADDR_*; NONE ends a node's list */
+    uint8_t reserved[7];
+    uint8_t bytes[16]; /* 4 used for IPv4 */
+} opal_jobdb_addr_t;
+
 /* Sizes chosen by the creator; zeroes (or no layout at all) take the defaults. */
 typedef struct opal_jobdb_layout {
     uint32_t endpoint_slots;     /* per proc, at most OPAL_JOBDB_MAX_SLOTS; default 0 */
@@ -94,6 +137,9 @@ typedef struct opal_jobdb_layout {
      * stored once, so the default (32 bytes per proc, 64 per node, plus 4 KiB) is ample for
      * real maps. */
     uint64_t string_bytes;
+    uint32_t num_fabrics;  /* RM-assigned endpoints: fabric table entries; default 0 */
+    uint32_t fabric_addrs; /* address slots per node and fabric, at most OPAL_JOBDB_MAX_ADDRS;
+                              default 4 when there are fabrics */
 } opal_jobdb_layout_t;
 
 /* One proc, as the writer puts it (the same fields as the mapper's orte_rmaps_proc_t). */
@@ -108,6 +154,7 @@ typedef struct opal_jobdb_proc {
     const char *locality;    /* copied into the segment */
     const void *endpoints;   /* endpoints_length bytes for the endpoint slots, or NULL */
     size_t endpoints_length; /* at most endpoint_slots * endpoint_slot_size; the rest is zero */
+    const uint16_t *ports;   /* per fabric of the table: its assigned port (0: none), or NULL */
 } opal_jobdb_proc_t;
 
 /* One proc, as a reader sees it: the numbers are copied, the pointers point into the segment
@@ -146,6 +193,17 @@ OPAL_EXPORT int opal_jobdb_create(const char *jobid, const char *node_name, uint
 OPAL_EXPORT int opal_jobdb_put_proc(opal_jobdb_t *db, const opal_jobdb_proc_t *proc);
 /* Name node index of the node table (once per index; errors as for put_proc). */
 OPAL_EXPORT int opal_jobdb_set_node(opal_jobdb_t *db, uint32_t index, const char *name);
+/* Describe fabric index of the table (once per index, before any record is put): its name,
+ * whether its endpoints are assigned, the job's port window (first port and count, as on the
+ * job's first node; for tools), and reason, why not (NULL when assigned). HERD_ERR_BAD_PARAM for
+ * an index out of range or a name that is empty or too long, HERD_ERR_EXISTS when set already. */
+OPAL_EXPORT int opal_jobdb_set_fabric(opal_jobdb_t *db, uint32_t index, const char *name,
+                                      bool assigned, uint32_t first_port, uint32_t num_ports,
+                                      const char *reason);
+/* A node's addresses on fabric index (before any record is put): at most the layout's
+ * fabric_addrs. HERD_ERR_BAD_PARAM for indexes out of range, too many or malformed addresses. */
+OPAL_EXPORT int opal_jobdb_set_fabric_addrs(opal_jobdb_t *db, uint32_t fabric, uint32_t node,
+                                            const opal_jobdb_addr_t *addrs, uint32_t num_addrs);
 /* Mark the database complete. HERD_ERR_NOT_FOUND (nothing marked) when a record or node is
  * missing. */
 OPAL_EXPORT int opal_jobdb_finish(opal_jobdb_t *db);
@@ -165,6 +223,35 @@ OPAL_EXPORT int opal_jobdb_get_proc(const opal_jobdb_t *db, uint32_t rank,
                                     opal_jobdb_proc_view_t *view);
 /* Node index's name, in the segment; NULL when out of range, not set yet, or corrupt. */
 OPAL_EXPORT const char *opal_jobdb_node_name(const opal_jobdb_t *db, uint32_t index);
+/* A fabric of the table, as a reader sees it (pointers into the segment). */
+typedef struct opal_jobdb_fabric_view {
+    const char *name;
+    bool assigned;
+    const char *reason; /* "" when assigned */
+    uint32_t first_port;
+    uint32_t num_ports;
+} opal_jobdb_fabric_view_t;
+
+OPAL_EXPORT uint32_t opal_jobdb_num_fabrics(const opal_jobdb_t *db);
+/* Fabric index of the table. HERD_ERR_BAD_PARAM out of range, HERD_ERR_NOT_FOUND not set yet,
+ * HERD_ERR_UNPACK_FAILURE (reported) when corrupt. *view set only on success. */
+OPAL_EXPORT int opal_jobdb_get_fabric(const opal_jobdb_t *db, uint32_t index,
+                                      opal_jobdb_fabric_view_t *view);
+/* The index of the fabric called name; HERD_ERR_NOT_FOUND when the table has none. */
+OPAL_EXPORT int opal_jobdb_find_fabric(const opal_jobdb_t *db, const char *name, uint32_t *index);
+/* Rank's RM-assigned endpoint on fabric, at address index (0 first) of its node: a
+ * struct sockaddr_in or sockaddr_in6 with the port, into addr (*len bytes of room; *len gets
+ * the size written). O(1), nothing copied but the address. HERD_ERR_NOT_FOUND when the fabric's
+ * endpoints are not assigned (modex), the rank has no port, or the node has no address index;
+ * HERD_ERR_BAD_PARAM for a rank or fabric out of range or too little room; HERD_ERR_UNPACK_FAILURE
+ * (reported) for a corrupt entry. Output set only on success. */
+OPAL_EXPORT int opal_jobdb_get_endpoint(const opal_jobdb_t *db, uint32_t rank, uint32_t fabric,
+                                        uint32_t addr_index, void *addr, size_t *len);
+
+/* "10.0.0.5:17408" or "[fd00::5]:17408" for a sockaddr_in or sockaddr_in6 of len bytes.
+ * HERD_ERR_BAD_PARAM for anything else. */
+OPAL_EXPORT int opal_jobdb_endpoint_string(const void *addr, size_t len, char *text, size_t size);
+
 /* Whether the writer has finished (acquire: every record is then ready). */
 OPAL_EXPORT bool opal_jobdb_is_complete(const opal_jobdb_t *db);
 OPAL_EXPORT uint32_t opal_jobdb_num_procs(const opal_jobdb_t *db);

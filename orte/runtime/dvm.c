@@ -63,6 +63,7 @@ typedef struct {
     int session_slots;      /* static session endpoints per node */
     int startup_timeout;    /* seconds */
     char *fabric_inventory; /* "auto", "all", "none" */
+    char *fabric_components; /* "all" or a list of fabric components to ask */
     int shutdown_grace_ms;  /* before stragglers are killed */
     double shutdown_grace;  /* the same in seconds */
 } dvm_vars_t;
@@ -203,6 +204,16 @@ static int dvm_register_vars(dvm_vars_t *vars)
         "Which daemons report their node's fabric inventory: all, none, or auto (real nodes "
         "do, simulated nodes share this host's and do not)",
         OPAL_MCA_VAR_STRING, &vars->fabric_inventory);
+    if (rc < 0) {
+        return rc;
+    }
+    vars->fabric_components = "all";
+    rc = opal_mca_var_register_framework(
+        "dvm", "fabric_components",
+        "Which fabric components a daemon reporting its fabric inventory asks: all (those the "
+        "fabric framework selects), or a comma-separated list; herdrun's own DVM asks tcp only "
+        "(enough for RM-assigned tcp endpoints, and cheap: no fabric library is loaded)",
+        OPAL_MCA_VAR_STRING, &vars->fabric_components);
     if (rc < 0) {
         return rc;
     }
@@ -913,6 +924,21 @@ static int prebind(orte_dvm_t *dvm, orte_plm_daemon_t *d, char **uri)
     return NULL != *uri ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
 }
 
+static const char *fabric_components_of(const char *value)
+{
+    /* an empty list means nothing narrowed: every component */
+    return (NULL == value || '\0' == value[0]) ? "all" : value;
+}
+
+const char *orte_dvm_local_fabric_components(void)
+{
+    if (HERD_SUCCESS != dvm_register_vars(&dvm_vars) ||
+        0 == strcmp(dvm_vars.fabric_inventory, "none")) {
+        return NULL;
+    }
+    return fabric_components_of(dvm_vars.fabric_components);
+}
+
 static bool want_fabric(const orte_dvm_t *dvm, const orte_node_t *node)
 {
     if (0 == strcmp(dvm->vars->fabric_inventory, "all")) {
@@ -953,7 +979,9 @@ static int build_boot(const orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *p
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_NODE, d->node->name)) ||
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_PARENT_URI, parent_uri)) ||
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_FABRIC,
-                                       want_fabric(dvm, d->node) ? "1" : "0"))) {
+                                       want_fabric(dvm, d->node)
+                                           ? fabric_components_of(dvm->vars->fabric_components)
+                                           : "0"))) {
         return rc;
     }
     const struct {
@@ -1968,8 +1996,11 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     if (HERD_SUCCESS != rc) {
         return 1;
     }
-    rc = orte_inventory_collect(node, getenv(ORTE_BOOT_TOPOLOGY),
-                                NULL != fabric && 0 == strcmp(fabric, "1"), &dvm->mine);
+    /* "0": no fabric inventory; "1" (an older root): every component; else which ones */
+    const char *components = (NULL == fabric || 0 == strcmp(fabric, "0")) ? NULL
+                             : (0 == strcmp(fabric, "1"))                  ? "all"
+                                                                           : fabric;
+    rc = orte_inventory_collect(node, getenv(ORTE_BOOT_TOPOLOGY), components, &dvm->mine);
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd %u on %s: cannot read the node's topology: %s\n", dvm->vpid, node,
                 opal_strerror(rc));

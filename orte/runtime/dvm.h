@@ -99,6 +99,10 @@ OPAL_EXPORT int orte_dvm_daemon_main(bool bootstrap_stdin);
 
 /* Register the DVM's own MCA variables (dvm_radix, ...) so tools can list them. */
 OPAL_EXPORT int orte_dvm_register_params(void);
+/* Which fabric components this host's inventory asks when herdrun runs a job here without a
+ * DVM (a real node: dvm_fabric_inventory auto or all): NULL for none, else as
+ * dvm_fabric_components says ("all" or a list). Registers the DVM's variables. */
+OPAL_EXPORT const char *orte_dvm_local_fabric_components(void);
 
 /* Number of tree rounds a broadcast takes in this DVM (for the benchmark). */
 OPAL_EXPORT uint32_t orte_dvm_tree_rounds(const orte_dvm_t *dvm);

@@ -28,9 +28,12 @@ typedef struct orte_inventory {
 } orte_inventory_t;
 
 /* Discover this node: the hwloc topology of this machine, or of the synthetic description
- * when given (simulated nodes); the fabric framework's records when with_fabric. */
+ * when given (simulated nodes); the fabric framework's records unless fabric_components is NULL:
+ * "all" asks every component the framework selects, a list ("tcp") only those (the fabric
+ * selection variable, when the user set it, wins). */
 OPAL_EXPORT int orte_inventory_collect(const char *node_name, const char *synthetic,
-                                       bool with_fabric, orte_inventory_t **inventory);
+                                       const char *fabric_components,
+                                       orte_inventory_t **inventory);
 OPAL_EXPORT void orte_inventory_free(orte_inventory_t *inventory);
 
 /* Versioned serialization; with_xml false leaves the XML out. Unpack rejects malformed input. */

@@ -32,6 +32,7 @@
 #include "orte/mca/rmaps/rmaps.h"
 #include "orte/runtime/dvm_tool.h"
 #include "opal/util/jobdb.h"
+#include "orte/runtime/endpoints.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/session.h"
@@ -678,6 +679,56 @@ static int never_emitted(const orte_rmaps_proc_t *proc, void *cbdata)
     return HERD_ERR_BAD_PARAM;
 }
 
+static const orte_inventory_t *job_inventory(const job_t *job, uint32_t node_index);
+
+/* --display-map -v: each process's RM-assigned endpoints, as its session daemons will write them. */
+static void annotate_endpoints(const orte_rmaps_proc_t *proc, char *text, size_t size, void *arg)
+{
+    const orte_endpoints_plan_t *plan = arg;
+    size_t used = 0;
+    for (uint32_t f = 0; f < plan->num_fabrics && used < size; ++f) {
+        char endpoint[96];
+        if (!plan->fabrics[f].assigned) {
+            continue;
+        }
+        orte_endpoints_format(plan, f, proc->node, proc->node_rank, endpoint, sizeof(endpoint));
+        int n = snprintf(text + used, size - used, "%s%s %s", 0 == used ? "" : ", ",
+                         plan->fabrics[f].name, endpoint);
+        used += (n > 0) ? (size_t) n : 0;
+    }
+}
+
+/* The map, and with -v the endpoints of the job: which path each fabric takes, every process's
+ * endpoints. The plan is the session daemons' own computation over the same inventories. */
+static int display_map(job_t *job, const orte_rmaps_job_t *mjob, const orte_rmaps_map_t *map,
+                       const uint32_t *per_node)
+{
+    if (NULL == job->options || job->options->verbose <= 0) {
+        orte_rmaps_display_map(stdout, mjob, map);
+        return HERD_SUCCESS;
+    }
+    orte_inventory_t **invs = calloc(mjob->num_nodes > 0 ? mjob->num_nodes : 1, sizeof(*invs));
+    if (NULL == invs) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t c = 0; c < mjob->num_nodes; ++c) {
+        invs[c] = (orte_inventory_t *) job_inventory(job, job->launch.node_index[c]);
+    }
+    orte_endpoints_job_t ejob = {.inventories = invs,
+                                 .per_node = per_node,
+                                 .num_nodes = mjob->num_nodes,
+                                 .seq = job->spec->seq};
+    orte_endpoints_plan_t plan;
+    int rc = orte_endpoints_plan_build(&ejob, &plan);
+    if (HERD_SUCCESS == rc) {
+        orte_rmaps_display_map_annotated(stdout, mjob, map, annotate_endpoints, &plan);
+        orte_endpoints_print(stdout, &plan, &ejob);
+        orte_endpoints_plan_destruct(&plan);
+    }
+    free(invs);
+    return rc;
+}
+
 /* Which candidates get processes (and an impossible map reported now, before anything runs). */
 static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *apps)
 {
@@ -701,7 +752,7 @@ static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *ap
                 counts.per_node[map->procs[i].node]++;
             }
             counts.total = map->num_procs;
-            orte_rmaps_display_map(stdout, &mjob, map);
+            rc = display_map(job, &mjob, map, counts.per_node);
             fflush(stdout);
             orte_rmaps_map_free(map);
         }
@@ -1838,7 +1889,8 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     job.alloc = alloc;
     job.launch.radix = 32;
     if (HERD_SUCCESS !=
-        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, false, &job.local_inv))) {
+        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL,
+                                     orte_dvm_local_fabric_components(), &job.local_inv))) {
         fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
         return HERD_ERR_SILENT;
     }

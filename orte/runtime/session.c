@@ -29,6 +29,7 @@
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
 #include "opal/util/jobdb.h"
+#include "orte/runtime/endpoints.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/session.h"
 #include "orte/runtime/session_wireup.h"
@@ -101,6 +102,8 @@ typedef struct session {
     const orte_odls_module_t *odls;
     orte_odls_t *procs;
     opal_jobdb_t *db;
+    orte_endpoints_plan_t endpoints; /* the job's RM-assigned endpoints (not its spawns') */
+    uint16_t *ports;                 /* per fabric of the plan: the port of the proc emitted */
     const orte_iof_module_t *iof;
     orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
     /* wireup: NULL when no module serves the processes */
@@ -803,11 +806,30 @@ static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata
         s->used[c] = per_node[c];
     }
     int rc = reserve_records(s, nsj->local_size);
+    /* every node's process count is known now: the endpoints of every process are decided
+     * before the first is emitted, the same way on every node */
+    orte_endpoints_job_t ejob = {.inventories = s->inventories,
+                                 .per_node = per_node,
+                                 .num_nodes = s->nodes.num,
+                                 .seq = s->spec->seq};
+    opal_jobdb_layout_t layout = {0};
     if (HERD_SUCCESS == rc) {
-        rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, NULL, &s->db);
+        rc = orte_endpoints_plan_build(&ejob, &s->endpoints);
+    }
+    if (HERD_SUCCESS == rc && s->endpoints.num_fabrics > 0) {
+        orte_endpoints_layout(&s->endpoints, &layout);
+        s->ports = calloc(s->endpoints.num_fabrics, sizeof(*s->ports));
+        rc = NULL == s->ports ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = opal_jobdb_create(s->spec->jobid, s->node_name, num_procs, s->nodes.num, &layout,
+                               &s->db);
     }
     for (uint32_t n = 0; HERD_SUCCESS == rc && n < s->nodes.num; ++n) {
         rc = opal_jobdb_set_node(s->db, n, s->nodes.nodes[n].name);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = orte_endpoints_write(&s->endpoints, s->db);
     }
     nsj->db = s->db;
     return rc;
@@ -1059,6 +1081,10 @@ static int emit_cb(const orte_rmaps_proc_t *proc, void *cbdata)
 {
     session_t *s = cbdata;
     opal_jobdb_proc_t entry = db_entry(proc, proc->node_rank);
+    for (uint32_t f = 0; f < s->endpoints.num_fabrics; ++f) {
+        s->ports[f] = orte_endpoints_port(&s->endpoints, f, proc->node, proc->node_rank);
+    }
+    entry.ports = s->ports;
     int rc = opal_jobdb_put_proc(s->db, &entry);
     if (HERD_SUCCESS != rc || proc->node != s->my_candidate) {
         return rc;
@@ -1973,6 +1999,8 @@ static void session_release(session_t *s)
         s->iof_sock = -1;
     }
     opal_jobdb_destroy(s->db);
+    orte_endpoints_plan_destruct(&s->endpoints);
+    free(s->ports);
     if (NULL != s->grpcomm) {
         s->gc->destroy(s->grpcomm);
     }

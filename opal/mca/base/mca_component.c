@@ -116,6 +116,19 @@ static int collect_path(const char *path, void *data)
     return 0;
 }
 
+/* Whether a selection ("a,b" or "^a,b"; NULL or "" selects all) leaves component name out. */
+static bool selection_leaves_out(const char *selection, const char *name)
+{
+    if (NULL == selection || '\0' == selection[0]) {
+        return false;
+    }
+    bool exclude = '^' == selection[0];
+    char **names = opal_argv_split(selection + (exclude ? 1 : 0), ',');
+    bool listed = opal_argv_find(names, name) >= 0;
+    opal_argv_free(names);
+    return listed == exclude;
+}
+
 /* Load one DSO candidate (path without extension) and add it if it passes every check. */
 static int load_dso(opal_mca_framework_t *fw, const char *path, const char *prefix)
 {
@@ -130,6 +143,11 @@ static int load_dso(opal_mca_framework_t *fw, const char *path, const char *pref
 
     if (!valid_component_name(name)) {
         opal_output_verbose(10, fw->output, "ignoring %s: not a valid component name", path);
+        return HERD_SUCCESS;
+    }
+    if (fw->load_selected_only && selection_leaves_out(fw->selection, name)) {
+        opal_output_verbose(10, fw->output, "not loading %s: left out by the selection %s", path,
+                            fw->selection);
         return HERD_SUCCESS;
     }
     opal_mca_component_entry_t *existing = find_entry(fw, name);

@@ -188,6 +188,13 @@ typedef struct orte_rmaps_map {
 OPAL_EXPORT int orte_rmaps_base_map_collect(const orte_rmaps_job_t *job, orte_rmaps_map_t **map);
 OPAL_EXPORT void orte_rmaps_map_free(orte_rmaps_map_t *map);
 
+/* Something to add at the end of a process's line (herdrun -v: its endpoints): text for proc. */
+typedef void (*orte_rmaps_annotate_fn_t)(const orte_rmaps_proc_t *proc, char *text, size_t size,
+                                         void *arg);
+/* The same as orte_rmaps_display_map, each process's line ending with what annotate says. */
+OPAL_EXPORT void orte_rmaps_display_map_annotated(FILE *out, const orte_rmaps_job_t *job,
+                                                  const orte_rmaps_map_t *map,
+                                                  orte_rmaps_annotate_fn_t annotate, void *arg);
 /* --display-map: a table per node of its processes. */
 OPAL_EXPORT void orte_rmaps_display_map(FILE *out, const orte_rmaps_job_t *job,
                                         const orte_rmaps_map_t *map);

@@ -1319,7 +1319,7 @@ static void test_record_truncated(void **state)
 static orte_inventory_t *synthetic_inventory(const char *name, const char *synthetic)
 {
     orte_inventory_t *inv = NULL;
-    assert_int_equal(HERD_SUCCESS, orte_inventory_collect(name, synthetic, false, &inv));
+    assert_int_equal(HERD_SUCCESS, orte_inventory_collect(name, synthetic, NULL, &inv));
     assert_non_null(inv);
     return inv;
 }

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -469,7 +471,7 @@ static void test_corrupt_header(void **state)
     memcpy(h, &saved, sizeof(saved));
 
     h->version = OPAL_JOBDB_FORMAT_VERSION + 1;
-    expect_attach_failure(name, HERD_ERR_VERSION_MISMATCH, "format version 2");
+    expect_attach_failure(name, HERD_ERR_VERSION_MISMATCH, "format version 3");
     memcpy(h, &saved, sizeof(saved));
 
     h->num_procs = UINT32_MAX; /* more records than the segment holds */
@@ -688,6 +690,243 @@ static void test_string_area_full(void **state)
     opal_jobdb_destroy(writer);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* RM-assigned endpoints: the fabric table, node addresses and per-proc ports */
+
+static opal_jobdb_addr_t addr4(const char *text)
+{
+    opal_jobdb_addr_t a = {.family = OPAL_JOBDB_ADDR_IPV4};
+    assert_int_equal(1, inet_pton(AF_INET, text, a.bytes));
+    return a;
+}
+
+static opal_jobdb_addr_t addr6(const char *text)
+{
+    opal_jobdb_addr_t a = {.family = OPAL_JOBDB_ADDR_IPV6};
+    assert_int_equal(1, inet_pton(AF_INET6, text, a.bytes));
+    return a;
+}
+
+static const opal_jobdb_layout_t with_fabrics = {.num_fabrics = 3, .fabric_addrs = 2};
+
+/* 6 procs on 2 nodes, 3 per node: fabric 0 (tcp) assigned with an IPv4 and an IPv6 address per
+ * node, fabric 1 (ofi:udp;ofi_rxd) assigned with IPv6 only, fabric 2 (ucx) modex. */
+static opal_jobdb_t *endpoint_db(const char *what)
+{
+    char jobid[64];
+    opal_jobdb_t *writer = NULL;
+    make_jobid(what, jobid, sizeof(jobid));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 6, 2, &with_fabrics, &writer));
+    set_nodes(writer, 2);
+    assert_int_equal(HERD_SUCCESS,
+                     opal_jobdb_set_fabric(writer, 0, "tcp", true, 16384, 512, NULL));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric(writer, 1, "ofi:udp;ofi_rxd", true,
+                                                         20480, 256, "ignored when assigned"));
+    assert_int_equal(HERD_SUCCESS,
+                     opal_jobdb_set_fabric(writer, 2, "ucx", false, 0, 0,
+                                           "UCX worker addresses are made at run time"));
+    opal_jobdb_addr_t n0[2] = {addr4("10.0.0.1"), addr6("fd00::1")};
+    opal_jobdb_addr_t n1[2] = {addr4("10.0.0.2"), addr6("fd00::2")};
+    opal_jobdb_addr_t n0v6 = addr6("fd00::1"), n1v6 = addr6("fd00::2");
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric_addrs(writer, 0, 0, n0, 2));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric_addrs(writer, 0, 1, n1, 2));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric_addrs(writer, 1, 0, &n0v6, 1));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric_addrs(writer, 1, 1, &n1v6, 1));
+    for (uint32_t r = 0; r < 6; ++r) {
+        char cpuset[16], locality[32];
+        opal_jobdb_proc_t proc;
+        fill_proc(r, 6, 2, cpuset, locality, NULL, &proc);
+        uint16_t ports[3] = {(uint16_t) (16384 + r % 3), (uint16_t) (20480 + r % 3), 0};
+        proc.ports = ports;
+        assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
+    }
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_finish(writer));
+    return writer;
+}
+
+static void expect_endpoint(const opal_jobdb_t *db, uint32_t rank, uint32_t fabric,
+                            uint32_t index, const char *want)
+{
+    struct sockaddr_storage addr;
+    size_t len = sizeof(addr);
+    char text[128];
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_endpoint(db, rank, fabric, index, &addr, &len));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_endpoint_string(&addr, len, text, sizeof(text)));
+    assert_string_equal(want, text);
+}
+
+static void test_endpoints_round_trip(void **state)
+{
+    opal_jobdb_t *writer = endpoint_db("endpoints");
+    opal_jobdb_t *reader = NULL;
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
+    assert_int_equal(3, opal_jobdb_num_fabrics(reader));
+
+    opal_jobdb_fabric_view_t view;
+    uint32_t index = 99;
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_find_fabric(reader, "ofi:udp;ofi_rxd", &index));
+    assert_int_equal(1, index);
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_fabric(reader, 1, &view));
+    assert_string_equal("ofi:udp;ofi_rxd", view.name);
+    assert_true(view.assigned);
+    assert_string_equal("", view.reason);
+    assert_int_equal(20480, view.first_port);
+    assert_int_equal(256, view.num_ports);
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_fabric(reader, 2, &view));
+    assert_false(view.assigned);
+    assert_string_equal("UCX worker addresses are made at run time", view.reason);
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_find_fabric(reader, "ofi:tcp", &index));
+    assert_int_equal(1, index); /* untouched */
+
+    /* every proc of a node has the node's addresses, each with its own port */
+    expect_endpoint(reader, 0, 0, 0, "10.0.0.1:16384");
+    expect_endpoint(reader, 2, 0, 0, "10.0.0.1:16386");
+    expect_endpoint(reader, 2, 0, 1, "[fd00::1]:16386");
+    expect_endpoint(reader, 4, 0, 0, "10.0.0.2:16385");
+    expect_endpoint(reader, 4, 0, 1, "[fd00::2]:16385");
+    expect_endpoint(reader, 5, 1, 0, "[fd00::2]:20482");
+
+    struct sockaddr_in6 in6;
+    struct sockaddr_in in4;
+    size_t len = sizeof(in6);
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_endpoint(reader, 3, 1, 0, &in6, &len));
+    assert_int_equal(sizeof(in6), len);
+    assert_int_equal(AF_INET6, in6.sin6_family);
+    assert_int_equal(20480, ntohs(in6.sin6_port));
+    /* a second address the node does not have, a modex fabric: no endpoint */
+    len = sizeof(in6);
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_endpoint(reader, 3, 1, 1, &in6, &len));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_endpoint(reader, 3, 2, 0, &in6, &len));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_endpoint(reader, 3, 0, 2, &in6, &len));
+    /* too little room for an IPv6 address, ranks and fabrics out of range */
+    len = sizeof(in4);
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_get_endpoint(reader, 3, 1, 0, &in4, &len));
+    assert_int_equal(sizeof(in4), len); /* output set only on success */
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_get_endpoint(reader, 3, 0, 0, &in4, &len));
+    assert_int_equal(AF_INET, in4.sin_family);
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_get_endpoint(reader, 6, 0, 0, &in6, &len));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_get_endpoint(reader, 0, 3, 0, &in6, &len));
+
+    /* herd-info --job shows the fabric table and every proc's endpoints */
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *out = open_memstream(&text, &text_len);
+    assert_non_null(out);
+    opal_jobdb_dump(out, reader);
+    fclose(out);
+    assert_non_null(strstr(text, "0 tcp: assigned, ports 16384-16895"));
+    assert_non_null(strstr(text, "2 ucx: modex (UCX worker addresses are made at run time)"));
+    assert_non_null(strstr(text, "tcp 10.0.0.2:16385, ofi:udp;ofi_rxd [fd00::2]:20481"));
+    free(text);
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
+}
+
+static void test_endpoints_writer_errors(void **state)
+{
+    char jobid[64];
+    opal_jobdb_t *writer = NULL, *reader = NULL;
+    make_jobid("eperr", jobid, sizeof(jobid));
+    opal_jobdb_layout_t too_many = {.num_fabrics = OPAL_JOBDB_MAX_FABRICS + 1};
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_create(jobid, "n0", 2, 1, &too_many, &writer));
+    too_many = (opal_jobdb_layout_t){.num_fabrics = 1, .fabric_addrs = OPAL_JOBDB_MAX_ADDRS + 1};
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_create(jobid, "n0", 2, 1, &too_many, &writer));
+    assert_null(writer);
+
+    opal_jobdb_layout_t one = {.num_fabrics = 1, .fabric_addrs = 1};
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_create(jobid, "n0", 2, 1, &one, &writer));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(opal_jobdb_name(writer), &reader));
+    opal_jobdb_fabric_view_t view;
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_fabric(reader, 0, &view));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_get_fabric(reader, 1, &view));
+    char long_name[OPAL_JOBDB_FABRIC_NAME_MAX + 1];
+    memset(long_name, 'x', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    assert_int_equal(HERD_ERR_BAD_PARAM,
+                     opal_jobdb_set_fabric(writer, 0, long_name, true, 1, 1, NULL));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_fabric(writer, 0, "", true, 1, 1, NULL));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_fabric(writer, 1, "tcp", true, 1, 1, NULL));
+    assert_int_equal(HERD_ERR_BAD_PARAM,
+                     opal_jobdb_set_fabric(reader, 0, "tcp", true, 1, 1, NULL));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric(writer, 0, "tcp", true, 1024, 8, NULL));
+    assert_int_equal(HERD_ERR_EXISTS, opal_jobdb_set_fabric(writer, 0, "tcp", true, 1, 1, NULL));
+    opal_jobdb_addr_t two[2] = {addr4("10.0.0.1"), addr4("10.0.0.2")};
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_fabric_addrs(writer, 0, 0, two, 2));
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_fabric_addrs(writer, 0, 1, two, 1));
+    opal_jobdb_addr_t bad = {.family = 5};
+    assert_int_equal(HERD_ERR_BAD_PARAM, opal_jobdb_set_fabric_addrs(writer, 0, 0, &bad, 1));
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_set_fabric_addrs(writer, 0, 0, two, 1));
+
+    /* a proc written without ports has none: no endpoint */
+    char cpuset[16], locality[32];
+    opal_jobdb_proc_t proc;
+    fill_proc(0, 2, 1, cpuset, locality, NULL, &proc);
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
+    struct sockaddr_storage addr;
+    size_t len = sizeof(addr);
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_endpoint(reader, 0, 0, 0, &addr, &len));
+    /* a rank not written yet: not found either */
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_jobdb_get_endpoint(reader, 1, 0, 0, &addr, &len));
+    uint16_t port = 1025;
+    fill_proc(1, 2, 1, cpuset, locality, NULL, &proc);
+    proc.ports = &port;
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_put_proc(writer, &proc));
+    expect_endpoint(reader, 1, 0, 0, "10.0.0.1:1025");
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
+}
+
+static void test_endpoints_corrupt(void **state)
+{
+    opal_jobdb_t *writer = endpoint_db("epbad");
+    const char *name = opal_jobdb_name(writer);
+    opal_jobdb_t *reader = NULL;
+    herd_test_capture_t capture;
+    size_t size;
+    uint8_t *base = map_for_damage(name, &size);
+    opal_jobdb_header_t *h = (opal_jobdb_header_t *) base;
+    opal_jobdb_header_t saved;
+    memcpy(&saved, h, sizeof(saved));
+
+    h->num_fabrics = OPAL_JOBDB_MAX_FABRICS + 1;
+    expect_attach_failure(name, HERD_ERR_UNPACK_FAILURE, "fabric counts are out of range");
+    memcpy(h, &saved, sizeof(saved));
+    h->ports_offset = saved.segment_size; /* no room for the ports there */
+    expect_attach_failure(name, HERD_ERR_UNPACK_FAILURE, "fabric table, addresses or ports");
+    memcpy(h, &saved, sizeof(saved));
+    h->addrs_offset = saved.nodes_offset; /* overlapping the node table */
+    expect_attach_failure(name, HERD_ERR_UNPACK_FAILURE, "fabric table, addresses or ports");
+    memcpy(h, &saved, sizeof(saved));
+
+    assert_int_equal(HERD_SUCCESS, opal_jobdb_attach(name, &reader));
+    opal_jobdb_fabric_entry_t *fabrics = (opal_jobdb_fabric_entry_t *) (base + h->fabrics_offset);
+    opal_jobdb_addr_t *addrs = (opal_jobdb_addr_t *) (base + h->addrs_offset);
+    fabrics[2].reason_offset = UINT32_MAX - 8;
+    memset(fabrics[1].name, 'x', sizeof(fabrics[1].name));
+    addrs[1].family = 9; /* fabric 0, node 0, second address */
+    opal_jobdb_fabric_view_t view;
+    struct sockaddr_storage addr;
+    size_t len = sizeof(addr);
+    for (uint32_t f = 1; f <= 2; ++f) {
+        herd_test_capture_start(&capture);
+        int rc = opal_jobdb_get_fabric(reader, f, &view);
+        char *err = herd_test_capture_stop(&capture);
+        assert_int_equal(HERD_ERR_UNPACK_FAILURE, rc);
+        assert_contains(err, "is malformed");
+        free(err);
+    }
+    herd_test_capture_start(&capture);
+    int rc = opal_jobdb_get_endpoint(reader, 0, 0, 1, &addr, &len);
+    char *err = herd_test_capture_stop(&capture);
+    assert_int_equal(HERD_ERR_UNPACK_FAILURE, rc);
+    assert_contains(err, "an address of fabric 0 on node 0 is malformed");
+    free(err);
+    expect_endpoint(reader, 0, 0, 0, "10.0.0.1:16384"); /* the rest still reads */
+    munmap(base, size);
+    opal_jobdb_detach(reader);
+    opal_jobdb_destroy(writer);
+}
+
 int main(void)
 {
     snprintf(job_prefix, sizeof(job_prefix), "jdbt%ld", (long) getpid());
@@ -706,6 +945,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_destroy_unlinks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_reads_in_place_read_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_string_area_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_endpoints_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_endpoints_writer_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_endpoints_corrupt, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

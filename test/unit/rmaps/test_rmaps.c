@@ -1127,7 +1127,7 @@ static void test_inventory_topology(void **state)
     orte_inventory_t *inv = NULL;
     orte_inventory_t empty = {0};
     hwloc_topology_t topo = NULL;
-    assert_int_equal(HERD_SUCCESS, orte_inventory_collect("n0", T_2X2X1, false, &inv));
+    assert_int_equal(HERD_SUCCESS, orte_inventory_collect("n0", T_2X2X1, NULL, &inv));
     assert_int_equal(HERD_SUCCESS, orte_rmaps_topology_load(inv, &topo));
     assert_int_equal(4, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
     hwloc_topology_destroy(topo);

@@ -1,7 +1,12 @@
 /* fabric ofi: the libfabric providers usable on this node, one device per distinct provider,
- * fabric, domain and endpoint type, with address formats and capabilities (fi_getinfo). */
+ * fabric, domain and endpoint type, with address formats and capabilities (fi_getinfo), and
+ * what RM-assigned endpoints need: the source address of providers addressed by IP socket
+ * address, which of them get endpoints assigned, and the reserved port range
+ * (docs/endpoints.md). */
 #include "herd_config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +21,9 @@
 #include "opal/mca/fabric/fabric.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+#define FABRIC_OFI_HELP_FILE "help-fabric-ofi.txt"
 
 /* The API version we ask for: what these headers describe, lowered to what the library in use
  * supports (an older library refuses a newer version). 1.5 is the floor for the mr_mode bits
@@ -24,6 +32,11 @@
 #define FABRIC_OFI_MIN_VERSION    FI_VERSION(1, 5)
 
 #define FABRIC_OFI_DEFAULT_PRIORITY 30
+/* The range for RM-assigned endpoints of sockaddr providers: right after fabric_tcp's, below
+ * Linux's ephemeral ports; shared by the assigned providers (each gets an equal part). */
+#define FABRIC_OFI_DEFAULT_PORT_BASE  20480
+#define FABRIC_OFI_DEFAULT_PORT_RANGE 8192
+#define FABRIC_OFI_DEFAULT_ASSIGN     "tcp;ofi_rxm,udp;ofi_rxd"
 
 typedef struct {
     int priority;
@@ -31,6 +44,9 @@ typedef struct {
     char *provider_exclude;
     int provider_include_index;
     int provider_exclude_index;
+    int port_base;
+    int port_range;
+    char *assign; /* providers whose endpoints are pre-assigned (variable storage) */
     char **providers; /* the list that is set, split by open() */
     bool providers_exclude;
     opal_fabric_record_t *record; /* what query() found; discover() hands out copies */
@@ -40,6 +56,8 @@ static fabric_ofi_state_t fabric_ofi_state = {
     .priority = FABRIC_OFI_DEFAULT_PRIORITY,
     .provider_include_index = -1,
     .provider_exclude_index = -1,
+    .port_base = FABRIC_OFI_DEFAULT_PORT_BASE,
+    .port_range = FABRIC_OFI_DEFAULT_PORT_RANGE,
 };
 
 /* One device being assembled: fi_getinfo() lists a (provider, fabric, domain, endpoint type)
@@ -49,6 +67,7 @@ typedef struct {
     uint64_t caps;
     uint64_t addr_formats; /* bit n set: address format n was offered */
     bool other_formats;    /* a format number too large for the bit set */
+    char src_addr[INET6_ADDRSTRLEN]; /* an IP source address offered, or "" */
 } fabric_ofi_entry_t;
 
 static int fabric_ofi_discover(opal_fabric_record_t **record);
@@ -93,7 +112,31 @@ static int fabric_ofi_register(const opal_mca_component_t *component)
         return index;
     }
     fabric_ofi_state.provider_exclude_index = index;
-    return HERD_SUCCESS;
+    fabric_ofi_state.port_base = FABRIC_OFI_DEFAULT_PORT_BASE;
+    fabric_ofi_state.port_range = FABRIC_OFI_DEFAULT_PORT_RANGE;
+    fabric_ofi_state.assign = FABRIC_OFI_DEFAULT_ASSIGN;
+    index = opal_mca_var_register(component, "assign",
+                                  "Comma-separated providers addressed by IP socket address "
+                                  "(FI_SOCKADDR_IN/IN6) whose endpoints the session daemons "
+                                  "assign in advance, so peers need no modex; empty: none",
+                                  OPAL_MCA_VAR_STRING, &fabric_ofi_state.assign);
+    if (index < 0) {
+        return index;
+    }
+    index = opal_mca_var_register(component, "port_base",
+                                  "First port of the range reserved on every node for "
+                                  "RM-assigned endpoints of the providers in fabric_ofi_assign",
+                                  OPAL_MCA_VAR_INT, &fabric_ofi_state.port_base);
+    if (index < 0) {
+        return index;
+    }
+    index = opal_mca_var_register(component, "port_range",
+                                  "Ports in that range (0: never pre-assign). Split equally "
+                                  "among the providers of fabric_ofi_assign and a node's "
+                                  "dvm_session_slots jobs; a job with more processes on a node "
+                                  "than its share uses the modex",
+                                  OPAL_MCA_VAR_INT, &fabric_ofi_state.port_range);
+    return index < 0 ? index : HERD_SUCCESS;
 }
 
 static int fabric_ofi_open(const opal_mca_component_t *component)
@@ -107,6 +150,13 @@ static int fabric_ofi_open(const opal_mca_component_t *component)
                                                 fabric_ofi_state.provider_exclude_index);
     if (HERD_SUCCESS != rc) {
         return rc;
+    }
+    if (fabric_ofi_state.port_range < 0 || fabric_ofi_state.port_base < 1024 ||
+        (int64_t) fabric_ofi_state.port_base + fabric_ofi_state.port_range > 65536) {
+        /* a bad range only costs the instant-on: the inventory is still worth having */
+        opal_show_help(FABRIC_OFI_HELP_FILE, "bad-port-range", true, fabric_ofi_state.port_base,
+                       fabric_ofi_state.port_range);
+        fabric_ofi_state.port_range = 0;
     }
     opal_argv_free(fabric_ofi_state.providers);
     fabric_ofi_state.providers = NULL;
@@ -302,6 +352,10 @@ static int fabric_ofi_add_device(opal_fabric_record_t *record, const fabric_ofi_
     if (HERD_SUCCESS == rc && entry->other_formats) {
         rc = fabric_ofi_add_text(device, "addr_format", "other");
     }
+    if (HERD_SUCCESS == rc && assignable && '\0' != entry->src_addr[0]) {
+        /* where an endpoint of this device binds: an assigned one adds its port to it */
+        rc = fabric_ofi_add_text(device, "src_addr", entry->src_addr);
+    }
     if (HERD_SUCCESS == rc) {
         fabric_ofi_format_caps(entry->caps, text, sizeof(text));
         rc = fabric_ofi_add_text(device, "caps", text);
@@ -311,6 +365,32 @@ static int fabric_ofi_add_device(opal_fabric_record_t *record, const fabric_ofi_
         rc = fabric_ofi_add_text(device, "assignable", assignable ? "yes" : "no");
     }
     return rc;
+}
+
+/* The numeric IP address of info's source address, when it is a socket address. */
+static void fabric_ofi_source_address(const struct fi_info *info, char *text, size_t size)
+{
+    if (NULL == info->src_addr) {
+        return;
+    }
+    if (FI_SOCKADDR_IN == info->addr_format && info->src_addrlen >= sizeof(struct sockaddr_in)) {
+        struct sockaddr_in in4;
+
+        memcpy(&in4, info->src_addr, sizeof(in4));
+        if (AF_INET == in4.sin_family &&
+            NULL == inet_ntop(AF_INET, &in4.sin_addr, text, (socklen_t) size)) {
+            text[0] = '\0';
+        }
+    } else if (FI_SOCKADDR_IN6 == info->addr_format &&
+               info->src_addrlen >= sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 in6;
+
+        memcpy(&in6, info->src_addr, sizeof(in6));
+        if (AF_INET6 == in6.sin6_family &&
+            NULL == inet_ntop(AF_INET6, &in6.sin6_addr, text, (socklen_t) size)) {
+            text[0] = '\0';
+        }
+    }
 }
 
 /* Merges fi_getinfo()'s entries into one per device, in the order libfabric ranks them. */
@@ -351,6 +431,9 @@ static int fabric_ofi_collect(const struct fi_info *list, fabric_ofi_entry_t **e
             entry->info = info;
         }
         entry->caps |= info->caps;
+        if ('\0' == entry->src_addr[0]) {
+            fabric_ofi_source_address(info, entry->src_addr, sizeof(entry->src_addr));
+        }
         if (info->addr_format < 64) {
             entry->addr_formats |= UINT64_C(1) << info->addr_format;
         } else {
@@ -420,6 +503,18 @@ static int fabric_ofi_build_record(opal_fabric_record_t **result)
     }
     snprintf(text, sizeof(text), "%u.%u", FI_MAJOR(library_version), FI_MINOR(library_version));
     rc = opal_fabric_record_add_attr(record, "version", text);
+    if (HERD_SUCCESS == rc && fabric_ofi_state.port_range > 0 && NULL != fabric_ofi_state.assign &&
+        '\0' != fabric_ofi_state.assign[0]) {
+        rc = opal_fabric_record_add_attr(record, "assign", fabric_ofi_state.assign);
+        snprintf(text, sizeof(text), "%d", fabric_ofi_state.port_base);
+        if (HERD_SUCCESS == rc) {
+            rc = opal_fabric_record_add_attr(record, "port_base", text);
+        }
+        snprintf(text, sizeof(text), "%d", fabric_ofi_state.port_range);
+        if (HERD_SUCCESS == rc) {
+            rc = opal_fabric_record_add_attr(record, "port_range", text);
+        }
+    }
     for (size_t i = 0; HERD_SUCCESS == rc && i < num_entries; i++) {
         rc = fabric_ofi_add_device(record, &entries[i]);
     }

@@ -1,5 +1,7 @@
 /* fabric tcp: the node's network interfaces with their addresses, flags, MTU and index, from
- * getifaddrs(), optionally narrowed by fabric_tcp_if_include / fabric_tcp_if_exclude. */
+ * getifaddrs(), optionally narrowed by fabric_tcp_if_include / fabric_tcp_if_exclude, and what
+ * RM-assigned endpoints need: the addresses a listener can bind on and the reserved port range
+ * (fabric_tcp_port_base / fabric_tcp_port_range, docs/endpoints.md). */
 #include "herd_config.h"
 
 #include <arpa/inet.h>
@@ -33,6 +35,10 @@
 typedef opal_if_filter_t fabric_tcp_filter_t;
 
 #define FABRIC_TCP_DEFAULT_PRIORITY 10
+/* The reserved range for RM-assigned endpoints: below Linux's ephemeral ports (32768-60999),
+ * so the kernel never hands them out for outgoing connections, and clear of the ofi range. */
+#define FABRIC_TCP_DEFAULT_PORT_BASE  16384
+#define FABRIC_TCP_DEFAULT_PORT_RANGE 4096
 
 typedef struct {
     int priority;
@@ -40,6 +46,8 @@ typedef struct {
     char *if_exclude;
     int if_include_index;
     int if_exclude_index;
+    int port_base;
+    int port_range;
     fabric_tcp_filter_t *filters; /* the list that is set, parsed by open() */
     size_t num_filters;
     bool filters_exclude;
@@ -50,6 +58,8 @@ static fabric_tcp_state_t fabric_tcp_state = {
     .priority = FABRIC_TCP_DEFAULT_PRIORITY,
     .if_include_index = -1,
     .if_exclude_index = -1,
+    .port_base = FABRIC_TCP_DEFAULT_PORT_BASE,
+    .port_range = FABRIC_TCP_DEFAULT_PORT_RANGE,
 };
 
 static int fabric_tcp_discover(opal_fabric_record_t **record);
@@ -92,7 +102,22 @@ static int fabric_tcp_register(const opal_mca_component_t *component)
         return index;
     }
     fabric_tcp_state.if_exclude_index = index;
-    return HERD_SUCCESS;
+    fabric_tcp_state.port_base = FABRIC_TCP_DEFAULT_PORT_BASE;
+    fabric_tcp_state.port_range = FABRIC_TCP_DEFAULT_PORT_RANGE;
+    index = opal_mca_var_register(component, "port_base",
+                                  "First TCP port of the range reserved on every node for "
+                                  "RM-assigned endpoints: the session daemons give each process "
+                                  "a port of it, so peers connect without a modex",
+                                  OPAL_MCA_VAR_INT, &fabric_tcp_state.port_base);
+    if (index < 0) {
+        return index;
+    }
+    index = opal_mca_var_register(component, "port_range",
+                                  "Ports in that range (0: never pre-assign tcp endpoints). Each "
+                                  "of a node's dvm_session_slots jobs gets an equal share; a job "
+                                  "with more processes on a node than its share uses the modex",
+                                  OPAL_MCA_VAR_INT, &fabric_tcp_state.port_range);
+    return index < 0 ? index : HERD_SUCCESS;
 }
 
 static void fabric_tcp_free_filters(void)
@@ -126,6 +151,13 @@ static int fabric_tcp_open(const opal_mca_component_t *component)
     const char *exclude = fabric_tcp_state.if_exclude;
     int rc;
 
+    if (fabric_tcp_state.port_range < 0 || fabric_tcp_state.port_base < 1024 ||
+        (int64_t) fabric_tcp_state.port_base + fabric_tcp_state.port_range > 65536) {
+        /* a bad range only costs the instant-on: the inventory is still worth having */
+        opal_show_help(FABRIC_TCP_HELP_FILE, "bad-port-range", true, fabric_tcp_state.port_base,
+                       fabric_tcp_state.port_range);
+        fabric_tcp_state.port_range = 0;
+    }
     rc = opal_fabric_base_check_include_exclude(fabric_tcp_state.if_include_index,
                                                 fabric_tcp_state.if_exclude_index);
     if (HERD_SUCCESS != rc) {
@@ -207,6 +239,21 @@ static bool fabric_tcp_format_address(const struct ifaddrs *ifa, char *text, siz
     }
     snprintf(text, size, "%s/%u", host, prefix);
     return true;
+}
+
+/* An address a listener can bind on and a peer on another node can name as is: a link-local one
+ * (fe80::/10, 169.254.0.0/16) would need the peer's own interface index, so it is left out. */
+static bool fabric_tcp_endpoint_address(const struct ifaddrs *ifa, char *text, size_t size)
+{
+    uint8_t bytes[16];
+    int family;
+
+    if (!opal_sockaddr_bytes(ifa->ifa_addr, bytes, &family) ||
+        (AF_INET6 == family && 0xfe == bytes[0] && 0x80 == (bytes[1] & 0xc0)) ||
+        (AF_INET == family && 169 == bytes[0] && 254 == bytes[1])) {
+        return false;
+    }
+    return NULL != inet_ntop(family, bytes, text, (socklen_t) size);
 }
 
 static void fabric_tcp_format_flags(unsigned int flags, char *text, size_t size)
@@ -337,6 +384,10 @@ static int fabric_tcp_add_interface(opal_fabric_record_t *record, const struct i
         if (fabric_tcp_format_address(ifa, text, sizeof(text))) {
             rc = opal_fabric_device_add_attr(device, "addr", text);
         }
+        if (HERD_SUCCESS == rc && 0 != (first->ifa_flags & IFF_UP) &&
+            fabric_tcp_endpoint_address(ifa, text, sizeof(text))) {
+            rc = opal_fabric_device_add_attr(device, "endpoint_addr", text);
+        }
     }
     return rc;
 }
@@ -357,6 +408,21 @@ static int fabric_tcp_build_record(opal_fabric_record_t **result)
     if (NULL == record) {
         freeifaddrs(list);
         return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (fabric_tcp_state.port_range > 0) {
+        char number[16];
+
+        snprintf(number, sizeof(number), "%d", fabric_tcp_state.port_base);
+        rc = opal_fabric_record_add_attr(record, "port_base", number);
+        snprintf(number, sizeof(number), "%d", fabric_tcp_state.port_range);
+        if (HERD_SUCCESS == rc) {
+            rc = opal_fabric_record_add_attr(record, "port_range", number);
+        }
+        if (HERD_SUCCESS != rc) {
+            freeifaddrs(list);
+            opal_fabric_record_free(record);
+            return rc;
+        }
     }
     sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     for (const struct ifaddrs *ifa = list; NULL != ifa; ifa = ifa->ifa_next) {

@@ -278,6 +278,11 @@ static int fabric_ucx_build_record(opal_fabric_record_t **result)
         rc = opal_fabric_record_add_attr(record, "worker_address_size", text);
     }
     if (HERD_SUCCESS == rc) {
+        /* a worker's address exists only once UCX made the worker: it cannot be assigned in
+         * advance, the transport exchanges it (herd_put at init, herd_get on first message) */
+        rc = opal_fabric_record_add_attr(record, "endpoints", "modex");
+    }
+    if (HERD_SUCCESS == rc) {
         rc = fabric_ucx_add_transports(record);
     }
     if (HERD_SUCCESS != rc) {

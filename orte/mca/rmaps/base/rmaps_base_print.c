@@ -71,6 +71,13 @@ void orte_rmaps_map_free(orte_rmaps_map_t *map)
 
 void orte_rmaps_display_map(FILE *out, const orte_rmaps_job_t *job, const orte_rmaps_map_t *map)
 {
+    orte_rmaps_display_map_annotated(out, job, map, NULL, NULL);
+}
+
+void orte_rmaps_display_map_annotated(FILE *out, const orte_rmaps_job_t *job,
+                                      const orte_rmaps_map_t *map,
+                                      orte_rmaps_annotate_fn_t annotate, void *arg)
+{
     uint32_t *per_node = calloc((size_t) job->num_nodes + 1, sizeof(*per_node));
 
     if (NULL == per_node) {
@@ -92,8 +99,13 @@ void orte_rmaps_display_map(FILE *out, const orte_rmaps_job_t *job, const orte_r
             if (p->node != n) {
                 continue;
             }
-            fprintf(out, "    rank %-6u app %-3u local %-5u cpus %-12s %s\n", p->rank, p->app,
-                    p->local_rank, p->bound ? p->cpuset : "(unbound)", p->locality);
+            char extra[512] = "";
+            if (NULL != annotate) {
+                annotate(p, extra, sizeof(extra), arg);
+            }
+            fprintf(out, "    rank %-6u app %-3u local %-5u cpus %-12s %s%s%s\n", p->rank, p->app,
+                    p->local_rank, p->bound ? p->cpuset : "(unbound)", p->locality,
+                    '\0' != extra[0] ? "  " : "", extra);
         }
     }
     fprintf(out, "=== end of job map ===\n");
