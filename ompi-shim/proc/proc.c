@@ -29,8 +29,8 @@ int ompi_proc_init(uint32_t job_size)
         return HERD_ERR_BAD_PARAM;
     }
     proc_table.job_size = job_size;
-    proc_table.num_index = (uint32_t) (((uint64_t) job_size + OMPI_PROC_BLOCK_SIZE - 1) /
-                                       OMPI_PROC_BLOCK_SIZE);
+    proc_table.num_index =
+        (uint32_t) (((uint64_t) job_size + OMPI_PROC_BLOCK_SIZE - 1) / OMPI_PROC_BLOCK_SIZE);
     proc_table.index = NULL;
     proc_table.num_blocks = 0;
     proc_table.num_procs = 0;

@@ -164,8 +164,7 @@ static void test_slot_for_tag(void **state)
 
     for (size_t i = 0; NULL != built_tags[i].name; ++i) {
         slot = -7;
-        assert_int_equal(ompi_endpoint_base_slot_for_tag(built_tags[i].name, &slot),
-                         HERD_SUCCESS);
+        assert_int_equal(ompi_endpoint_base_slot_for_tag(built_tags[i].name, &slot), HERD_SUCCESS);
         assert_int_equal(slot, built_tags[i].value);
         assert_string_equal(ompi_endpoint_base_tag_name(slot), built_tags[i].name);
         assert_string_equal(ompi_endpoint_base_tag_owner(slot), built_tags[i].owner);
@@ -615,7 +614,8 @@ static void test_register_limit(void **state)
     assert_int_equal(rc, HERD_ERR_OUT_OF_RESOURCE);
     assert_int_equal(slot, 1);
     assert_contains(err, "\"three\"");
-    assert_contains(err, "endpoint_dynamic_max_slots = 2, set by: HERD_MCA_endpoint_dynamic_max_slots");
+    assert_contains(err,
+                    "endpoint_dynamic_max_slots = 2, set by: HERD_MCA_endpoint_dynamic_max_slots");
     assert_contains(err, "one,two");
     assert_contains(err, "HERD_MCA_endpoint_dynamic_max_slots=18");
     free(err);
@@ -754,8 +754,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_component, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priority_variables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stub_outranks_and_is_asked, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_static_module_has_no_runtime_slots, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_static_module_has_no_runtime_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_slot_names, setup, teardown),
 #if HERD_ENDPOINT_DYNAMIC_SLOTS
