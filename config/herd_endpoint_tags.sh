@@ -10,6 +10,7 @@ out=$1 guard=$2 dynamic=$3
 shift 3
 seen=" "
 names=""
+count=0
 for entry in "$@"; do
     tag=${entry%%:*}
     owner=${entry#*:}
@@ -27,7 +28,8 @@ for entry in "$@"; do
             exit 1 ;;
     esac
     seen="$seen$utag:$owner "
-    names="$names $utag:$owner"
+    names="$names $utag:$tag:$owner"
+    count=$((count + 1))
 done
 tmp=$out.tmp.$$
 {
@@ -38,10 +40,21 @@ tmp=$out.tmp.$$
     echo
     echo "enum herd_endpoint_tag {"
     for n in $names; do
-        echo "    HERD_ENDPOINT_TAG_${n%%:*}, /* ${n#*:} */"
+        echo "    HERD_ENDPOINT_TAG_${n%%:*}, /* ${n##*:} */"
     done
     echo "    HERD_ENDPOINT_STATIC_COUNT"
     echo "};"
+    echo "/* The same count for #if (the preprocessor cannot see enum constants). */"
+    echo "#define HERD_ENDPOINT_NUM_STATIC_TAGS $count"
+    echo
+    echo "/* Every tag in slot order as X(TAG, \"name as declared\", \"framework-component\"), to build"
+    echo " * tables of names (slot_for_tag, herd-info). */"
+    printf '#define HERD_ENDPOINT_TAG_FOREACH(X)'
+    for n in $names; do
+        rest=${n#*:}
+        printf ' \\\n    X(%s, "%s", "%s")' "${n%%:*}" "${rest%%:*}" "${rest#*:}"
+    done
+    echo
     echo
     if [ "$dynamic" = yes ]; then
         echo "/* The trailing slot points to a lazily allocated table of run-time registered slots. */"
@@ -58,6 +71,7 @@ tmp=$out.tmp.$$
         i=$((i + 1))
     done
     echo "_Static_assert(HERD_ENDPOINT_STATIC_COUNT == $i, \"$i static endpoint tags\");"
+    echo "_Static_assert(HERD_ENDPOINT_NUM_STATIC_TAGS == HERD_ENDPOINT_STATIC_COUNT, \"one count\");"
     echo
     echo "#endif"
 } > "$tmp" || exit 1

@@ -33,11 +33,15 @@ AC_DEFUN([HERD_MCA_COMPONENT], [
     AS_IF([test "$herd_mca_build" = yes], [
         AS_CASE([",$enable_static_components,"],
             [*,yes,*|*",$3-$4,"*], [herd_mca_static=yes])
+        dnl ompi-shim's components always go inside libherd: libherd keeps its copy of the MCA
+        dnl core hidden (an application may load Open MPI's opal too), so a DSO would find no MCA
+        dnl function to call.
+        m4_if([$1], [ompi], [herd_mca_static=yes])
         AS_IF([test "$herd_mca_static" = yes], [
             MCA_$1_STATIC_SUBDIRS="$MCA_$1_STATIC_SUBDIRS mca/$3/$4"
             MCA_$1_STATIC_LTLIBS="$MCA_$1_STATIC_LTLIBS mca/$3/$4/libmca_$3_$4.la"
             herd_mca_static_$1_$3="$herd_mca_static_$1_$3 $4"
-            herd_mca_how=static
+            herd_mca_how=m4_if([$1], [ompi], ["static (in libherd)"], [static])
         ], [
             MCA_$1_DSO_SUBDIRS="$MCA_$1_DSO_SUBDIRS mca/$3/$4"
             MCA_DSO_BUILD_PATH="$MCA_DSO_BUILD_PATH${MCA_DSO_BUILD_PATH:+:}\$(abs_top_builddir)/$2/mca/$3/$4"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run herd's whole test suite from a clean clone: install what is missing, build (DSO and
-# static-component builds), unit and integration tests, valgrind, install/uninstall,
-# distcheck, fuzz smoke runs. Ends with one line "N passed, N failed" and a non-zero exit if
+# static-component builds), unit and integration tests, valgrind, install/uninstall, the unit
+# tests of a build without dynamic endpoint slots, distcheck, fuzz smoke runs. Ends with one line "N passed, N failed" and a non-zero exit if
 # anything failed. Logs go to _test-logs/.
 # Usage: contrib/run-tests.sh [--quick]   (--quick: skip valgrind, distcheck and fuzzing)
 set -u
@@ -94,6 +94,15 @@ install_check() {
 
 distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1"; }
 
+# The unit tests of a build (the programs the wireup tests start first), without integration.
+unit_check() { make -C "$1/test/programs" check && make -C "$1/test/unit" check -j"$(nproc)"; }
+
+# libherd exports herd_* and nothing else (its opal copy and ompi-shim's frameworks are hidden).
+libherd_exports_check() {
+    other=$(nm -D --defined-only "$1/ompi-shim/.libs/libherd.so" | awk '{print $3}' | grep -v '^herd_')
+    [ -z "$other" ] || { echo "libherd exports more than herd_*: $other"; false; }
+}
+
 stage "install Debian packages" herd_install_deps $HERD_TEST_PACKAGES || true
 stage "build (DSO components)" herd_build _build
 stage "make check (DSO build)" make_check _build
@@ -102,6 +111,10 @@ stage "build (static components)" herd_build _build-static --enable-static-compo
 stage "make check (static build)" make_check _build-static
 count_tests _build-static
 stage "herd-info same in DSO and static builds" compare_static
+stage "libherd exports only herd_*" libherd_exports_check _build
+stage "build (--disable-dynamic-endpoint-slots)" herd_build _build-nodyn --disable-dynamic-endpoint-slots
+stage "unit tests (--disable-dynamic-endpoint-slots)" unit_check _build-nodyn
+count_tests _build-nodyn
 stage "make install / uninstall" install_check
 if [ "$QUICK" = no ]; then
     stage "valgrind unit tests (DSO build)" valgrind_check _build

@@ -1,5 +1,6 @@
 /* libherd (<herd.h>): the job database read in place, and the native wireup protocol
- * (opal/util/native_wire.h) to this node's session daemon for everything else. */
+ * (opal/util/native_wire.h) to this node's session daemon for everything else; herd_init also
+ * starts the proc table and the endpoint framework its transports will use. */
 #include "herd_config.h"
 
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "herd.h"
+#include "ompi-shim/mca/endpoint/endpoint.h"
+#include "ompi-shim/proc/proc.h"
 #include "opal/status.h"
 #include "opal/util/fd.h"
 #include "opal/util/jobdb.h"
@@ -239,37 +242,43 @@ int herd_init(void)
                     "(HERD_WIREUP_URI, HERD_JOBDB, HERD_NSPACE or HERD_RANK is missing): run it "
                     "with herdrun, and do not exclude the native wireup (HERD_MCA_wireup)");
     }
-    int rc = opal_jobdb_attach(dbname, &herd.db);
+    /* the endpoint slots of procs (docs/endpoint.md); its messages name the variables to fix */
+    int rc = ompi_endpoint_base_open();
     if (HERD_SUCCESS != rc) {
-        return fail(rc, "cannot map the job database %s: %s", dbname, opal_strerror(rc));
+        return fail(rc,
+                    "cannot open the endpoint framework (%s): check HERD_MCA_endpoint and the "
+                    "endpoint_* variables (herd-info --param endpoint all lists them)",
+                    opal_strerror(rc));
+    }
+    rc = opal_jobdb_attach(dbname, &herd.db);
+    if (HERD_SUCCESS != rc) {
+        rc = fail(rc, "cannot map the job database %s: %s", dbname, opal_strerror(rc));
+        goto err_endpoint;
     }
     if (HERD_SUCCESS != (rc = opal_jobdb_get_proc(herd.db, rank, &herd.me))) {
-        opal_jobdb_detach(herd.db);
-        herd.db = NULL;
-        return fail(rc, "the job database has no record of rank %u", rank);
+        rc = fail(rc, "the job database has no record of rank %u", rank);
+        goto err_db;
     }
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(uri + 5) >= sizeof(addr.sun_path)) {
-        opal_jobdb_detach(herd.db);
-        herd.db = NULL;
-        return fail(HERD_ERR_BAD_PARAM, "the session daemon's socket path is too long: %s", uri);
+        rc = fail(HERD_ERR_BAD_PARAM, "the session daemon's socket path is too long: %s", uri);
+        goto err_db;
     }
     strcpy(addr.sun_path, uri + 5);
     herd.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (herd.fd < 0 || 0 != connect(herd.fd, (struct sockaddr *) &addr, sizeof(addr))) {
         rc = fail(HERD_ERR_UNREACH, "cannot reach the session daemon at %s: %s", addr.sun_path,
                   strerror(errno));
-        if (herd.fd >= 0) {
-            close(herd.fd);
-        }
-        herd.fd = -1;
-        opal_jobdb_detach(herd.db);
-        herd.db = NULL;
-        return rc;
+        goto err_socket;
     }
     herd.rank = rank;
     herd.size = opal_jobdb_num_procs(herd.db);
     herd.local_size = 0;
+    /* procs are created on first lookup: a job's size costs a pointer per 256 ranks */
+    if (HERD_SUCCESS != (rc = ompi_proc_init(herd.size))) {
+        rc = fail(rc, "cannot start the proc table for a job of %u processes", herd.size);
+        goto err_socket;
+    }
     /* the daemon knows us by namespace, rank, pid and the job's token */
     herd.initialized = true;
     opal_native_hello_t hello = {.nspace = (char *) nspace,
@@ -285,16 +294,26 @@ int herd_init(void)
     opal_buffer_destruct(&payload);
     if (HERD_SUCCESS != rc) {
         herd.initialized = false;
-        close(herd.fd);
-        herd.fd = -1;
-        opal_jobdb_detach(herd.db);
-        herd.db = NULL;
-        return rc;
+        goto err_procs;
     }
     const char *ls = getenv("HERD_LOCAL_SIZE");
     herd.local_size = (NULL != ls) ? (uint32_t) strtoul(ls, NULL, 10) : 1;
     herd.error[0] = '\0';
     return HERD_SUCCESS;
+
+err_procs:
+    ompi_proc_finalize();
+err_socket:
+    if (herd.fd >= 0) {
+        close(herd.fd);
+    }
+    herd.fd = -1;
+err_db:
+    opal_jobdb_detach(herd.db);
+    herd.db = NULL;
+err_endpoint:
+    ompi_endpoint_base_close();
+    return rc;
 }
 
 static void release_puts(void)
@@ -320,6 +339,9 @@ int herd_finalize(void)
     herd.fd = -1;
     opal_jobdb_detach(herd.db);
     herd.db = NULL;
+    /* procs first: the endpoint framework frees what it keeps for each */
+    ompi_proc_finalize();
+    ompi_endpoint_base_close();
     release_puts();
     free(herd.puts);
     herd.puts = NULL;

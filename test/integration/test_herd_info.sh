@@ -10,6 +10,29 @@ for c in tcp ofi ucx; do
     expect_out "fabric $c is listed as a DSO" "MCA fabric: $c \(v[0-9.]+, (DSO .*herd_fabric_$c|static)"
 done
 
+# ompi-shim's endpoint framework: its components live inside libherd, its slots are fixed at
+# configure time (docs/endpoint.md)
+if grep -q 'HERD_ENDPOINT_DYNAMIC_SLOTS 1' "$HERD_BUILDDIR/ompi-shim/include/herd_endpoint_tags.h"
+then
+    expect_out "endpoint dynamic is listed, static" "MCA endpoint: dynamic \(v[0-9.]+, static\)"
+    expect_out "endpoint slots: the run-time table's slot" \
+        "MCA endpoint: compile-time tags: .*; run-time slots: in a table behind slot [0-9]+;"
+else
+    expect_no_out "endpoint dynamic is not built" "MCA endpoint: dynamic"
+    expect_out "endpoint slots: no run-time table" \
+        "run-time slots: none \(--disable-dynamic-endpoint-slots\)"
+fi
+expect_out "endpoint static is listed, static" "MCA endpoint: static \(v[0-9.]+, static\)"
+herd_info --parsable --param endpoint all
+expect_rc "herd-info --param endpoint all runs" 0
+expect_out "parsable: endpoint components are inside libherd" \
+    '^mca:endpoint:static:file:\(linked into libherd\)$'
+expect_out "parsable: endpoint static's priority" \
+    '^mca:endpoint:static:param:endpoint_static_priority:value:10$'
+expect_out "parsable: sizeof(ompi_proc_t)" '^mca:endpoint:base:proc_size:[0-9]+$'
+expect_out "parsable: whether procs have the run-time slot" \
+    '^mca:endpoint:base:dynamic_slot:(yes|no)$'
+
 herd_info --all
 expect_rc "herd-info --all runs" 0
 expect_out "--all shows the selection variable" 'variable "fabric" = ""'

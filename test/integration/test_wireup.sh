@@ -146,6 +146,19 @@ expect_fail "libherd exit without herd_finalize: herdrun fails"
 expect_err "libherd exit without herd_finalize: herdrun names the rank" \
     "rank 2 on node .* without finalizing"
 check_clean "libherd exit without herd_finalize"
+# herd_init opens the endpoint framework: the selection reaches it through herdrun's --mca, and
+# a bad one fails herd_init with a message naming it (docs/endpoint.md)
+run_ok "libherd with --mca endpoint static" --mca endpoint static -n 2 --oversubscribe \
+    "$HERD_HELLO"
+expect_eq "libherd with --mca endpoint static: both ranks ok" \
+    "$(count_out '^herd_hello rank [01] ok$')" 2
+herdrun_bg --mca endpoint nosuch -n 1 "$HERD_HELLO"
+herdrun_wait "$HERDRUN_LIMIT"
+expect_fail "libherd with an unknown endpoint component: herdrun fails"
+expect_err "libherd with an unknown endpoint component: the component is named" '"nosuch"'
+expect_err "libherd with an unknown endpoint component: herd_init says what to check" \
+    "cannot open the endpoint framework .*HERD_MCA_endpoint"
+check_clean "libherd with an unknown endpoint component"
 # Files and folders a PMIx client registers for cleanup (PMIx_Job_control, as Open MPI does for
 # its shared-memory segments) are removed by the PMIx server when the client dies, here by
 # SIGKILL after every rank registered: on one node and on 2 simulated nodes (two servers).

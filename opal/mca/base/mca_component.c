@@ -1,5 +1,8 @@
 /* Finding components: the configure-generated static table of a framework, then DSOs named
- * herd_<fw>_<comp> on the search path, each checked before it is trusted. */
+ * herd_<fw>_<comp> on the search path, each checked before it is trusted.
+ * Built a second time with OPAL_MCA_STATIC_ONLY for libherd, which hides its copy of the MCA
+ * core from the application: there only the components linked in exist (a DSO could not call
+ * the hidden functions), and libltdl is not needed. */
 #include "herd_config.h"
 
 #include <ctype.h>
@@ -8,7 +11,9 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_internal.h"
+#ifndef OPAL_MCA_STATIC_ONLY
 #include "opal/mca/base/mca_dl.h"
+#endif
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
@@ -16,6 +21,7 @@
 
 static const char *help_file = "help-mca-base.txt";
 
+#ifndef OPAL_MCA_STATIC_ONLY
 typedef struct {
     const char *prefix; /* "herd_<fw>_" */
     char **paths;       /* DSO candidates found in one folder, in order */
@@ -45,6 +51,7 @@ static opal_mca_component_entry_t *find_entry(opal_mca_framework_t *fw, const ch
     }
     return NULL;
 }
+#endif
 
 static int add_entry(opal_mca_framework_t *fw, const opal_mca_component_t *component,
                      char *filename, void *dl_handle)
@@ -105,6 +112,7 @@ static void report_refused(const opal_mca_framework_t *fw, const char *path, con
     }
 }
 
+#ifndef OPAL_MCA_STATIC_ONLY
 static int collect_path(const char *path, void *data)
 {
     find_state_t *state = data;
@@ -194,6 +202,8 @@ err_refused:
     return HERD_SUCCESS;
 }
 
+#endif /* OPAL_MCA_STATIC_ONLY */
+
 static int compare_entries(const void *a, const void *b)
 {
     const opal_mca_component_entry_t *ea = a, *eb = b;
@@ -207,8 +217,10 @@ int opal_mca_components_find(opal_mca_framework_t *fw)
 
     for (size_t i = 0; NULL != fw->static_components && NULL != fw->static_components[i]; ++i) {
         const opal_mca_component_t *c = fw->static_components[i];
-        if (HERD_SUCCESS != check_component(fw, c, c->name, why, sizeof(why))) {
-            report_refused(fw, c->name, why);
+        /* OPAL_MCA_COMPONENT always names it; a NULL name is refused by the check */
+        const char *name = NULL != c->name ? c->name : "(none)";
+        if (HERD_SUCCESS != check_component(fw, c, name, why, sizeof(why))) {
+            report_refused(fw, name, why);
             continue;
         }
         rc = add_entry(fw, c, NULL, NULL);
@@ -218,6 +230,7 @@ int opal_mca_components_find(opal_mca_framework_t *fw)
         opal_output_verbose(10, fw->output, "found static component %s", c->name);
     }
 
+#ifndef OPAL_MCA_STATIC_ONLY
     char prefix[OPAL_MCA_MAX_NAME_LEN + 8];
     snprintf(prefix, sizeof(prefix), "herd_%s_", fw->name);
     char **folders = opal_argv_split(opal_mca_component_path(), ':');
@@ -236,6 +249,7 @@ int opal_mca_components_find(opal_mca_framework_t *fw)
         opal_argv_free(state.paths);
     }
     opal_argv_free(folders);
+#endif
     if (fw->num_components > 1) {
         qsort(fw->components, fw->num_components, sizeof(*fw->components), compare_entries);
     }
@@ -248,10 +262,12 @@ void opal_mca_components_release(opal_mca_framework_t *fw)
         if (NULL != fw->components[i].dl_handle) {
             /* the framework no longer owns its variables' storage, which may be unmapped */
             opal_mca_var_release_component(fw->components[i].component);
+#ifndef OPAL_MCA_STATIC_ONLY
             /* Kept loaded by default: opening the framework again finds the same module. */
             if (opal_mca_unload_components()) {
                 opal_mca_dl_close(fw->components[i].dl_handle);
             }
+#endif
         }
         free(fw->components[i].filename);
     }

@@ -8,7 +8,9 @@
 
 #include "opal/mca/base/mca_base_internal.h"
 #include "opal/mca/base/mca_var.h"
+#ifndef OPAL_MCA_STATIC_ONLY
 #include "opal/util/topology.h"
+#endif
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
@@ -30,7 +32,11 @@ int opal_mca_init(void)
     if (mca_core.refcount++ > 0) {
         return HERD_SUCCESS;
     }
+#ifndef OPAL_MCA_STATIC_ONLY
+    /* herd's own processes; libherd (OPAL_MCA_STATIC_ONLY) leaves the application's hwloc
+     * settings alone and does not link hwloc */
     opal_topology_prepare();
+#endif
     rc = opal_mca_var_init();
     if (HERD_SUCCESS != rc) {
         goto err_var;

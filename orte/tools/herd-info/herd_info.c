@@ -18,6 +18,10 @@
 #include "opal/util/cmd_line.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/orte_frameworks.h"
+/* herd-info describes the whole installation, so it links every layer's frameworks, also
+ * ompi-shim's (which libherd carries inside, hidden) */
+#include "ompi-shim/mca/endpoint/endpoint.h"
+#include "ompi-shim/mca/ompi_frameworks.h"
 #include "orte/runtime/dvm.h"
 #include "opal/util/jobdb.h"
 #include "orte/runtime/launch.h"
@@ -46,7 +50,7 @@ static const opal_cmd_line_option_t options[] = {
 static const char *const runtime_groups[] = {"dvm", "herdrun", NULL};
 
 static opal_mca_framework_t *frameworks[] = {
-    HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS NULL,
+    HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS HERD_MCA_ompi_FRAMEWORKS NULL,
 };
 
 /* What to print, from the command line. */
@@ -205,6 +209,15 @@ static bool component_excluded(const opal_mca_framework_t *fw, const char *name)
     return listed == exclude;
 }
 
+/* Where a static component of fw lives, for --parsable: its layer's library. */
+static const char *static_library(const opal_mca_framework_t *fw)
+{
+    if (0 == strcmp(fw->layer, "orte")) {
+        return "(linked into libherd-orte)";
+    }
+    return 0 == strcmp(fw->layer, "ompi") ? "(linked into libherd)" : "(linked into libherd-opal)";
+}
+
 static void print_component(const info_options_t *opt, const opal_mca_framework_t *fw,
                             const opal_mca_component_entry_t *entry)
 {
@@ -214,7 +227,7 @@ static void print_component(const info_options_t *opt, const opal_mca_framework_
         printf("mca:%s:%s:version:%s\n", fw->name, c->name, c->version);
         printf("mca:%s:%s:build:%s\n", fw->name, c->name, entry->is_static ? "static" : "dso");
         printf("mca:%s:%s:file:%s\n", fw->name, c->name,
-               entry->is_static ? "(linked into libherd-opal)" : entry->filename);
+               entry->is_static ? static_library(fw) : entry->filename);
         printf("mca:%s:%s:selected:%s\n", fw->name, c->name, excluded ? "excluded" : "allowed");
     } else {
         printf("%20s %s: %s (v%s, %s%s%s)%s\n", "MCA", fw->name, c->name, c->version,
@@ -229,6 +242,35 @@ static bool show_variables(const info_options_t *opt)
     return opt->all || NULL != opt->param_framework;
 }
 
+/* The endpoint framework's slots, fixed at configure time: the transports' compile-time tags and
+ * whether procs have the run-time slot table. */
+static void print_endpoint_slots(const info_options_t *opt)
+{
+    if (opt->parsable) {
+        for (int slot = 0; NULL != ompi_endpoint_base_tag_name(slot); ++slot) {
+            printf("mca:endpoint:base:tag:%d:%s:%s\n", slot, ompi_endpoint_base_tag_name(slot),
+                   ompi_endpoint_base_tag_owner(slot));
+        }
+        printf("mca:endpoint:base:dynamic_slot:%s\n", HERD_ENDPOINT_DYNAMIC_SLOTS ? "yes" : "no");
+        printf("mca:endpoint:base:proc_size:%zu\n", sizeof(ompi_proc_t));
+        return;
+    }
+    printf("%20s endpoint: compile-time tags:", "MCA");
+    if (NULL == ompi_endpoint_base_tag_name(0)) {
+        printf(" (none)");
+    }
+    for (int slot = 0; NULL != ompi_endpoint_base_tag_name(slot); ++slot) {
+        printf("%s %s (slot %d, %s)", 0 == slot ? "" : ",", ompi_endpoint_base_tag_name(slot),
+               slot, ompi_endpoint_base_tag_owner(slot));
+    }
+#if HERD_ENDPOINT_DYNAMIC_SLOTS
+    printf("; run-time slots: in a table behind slot %d", (int) HERD_ENDPOINT_DYNAMIC_INDEX);
+#else
+    printf("; run-time slots: none (--disable-dynamic-endpoint-slots)");
+#endif
+    printf("; %zu bytes per proc\n", sizeof(ompi_proc_t));
+}
+
 static void print_framework(const info_options_t *opt, const opal_mca_framework_t *fw)
 {
     const char *want = opt->param_component;
@@ -240,6 +282,9 @@ static void print_framework(const info_options_t *opt, const opal_mca_framework_
     }
     if (show_variables(opt) && (every || 0 == strcmp(want, "base"))) {
         print_variables_of(opt, fw->name, "base");
+    }
+    if (fw == &ompi_endpoint_base_framework && every) {
+        print_endpoint_slots(opt);
     }
     if (0 == fw->num_components && !opt->parsable && !show_variables(opt)) {
         printf("%20s %s: no components\n", "MCA", fw->name);

@@ -120,6 +120,8 @@ static void test_no_tags_and_no_dynamic(void **state)
     assert_non_null(strstr(header, "HERD_ENDPOINT_STATIC_COUNT == 0"));
     assert_non_null(strstr(header, "#define HERD_ENDPOINT_DYNAMIC_SLOTS 0"));
     assert_null(strstr(header, "HERD_ENDPOINT_DYNAMIC_INDEX"));
+    assert_non_null(strstr(header, "#define HERD_ENDPOINT_NUM_STATIC_TAGS 0\n"));
+    assert_non_null(strstr(header, "#define HERD_ENDPOINT_TAG_FOREACH(X)\n"));
     assert_non_null(strstr(header, "#ifndef MY_GUARD"));
     free(err);
     free(header);
@@ -136,9 +138,15 @@ static void test_generated_header_compiles(void **state)
     snprintf(src, sizeof(src), "/tmp/herd-test-tags-%d.c", (int) getpid());
     FILE *f = fopen(src, "w");
     assert_non_null(f);
+    /* the count is usable in #if, and the name list expands to one entry per tag */
     fprintf(f, "%s\n_Static_assert(HERD_ENDPOINT_TAG_C == 2, \"c\");\n"
-               "_Static_assert(HERD_ENDPOINT_SLOT_COUNT == 4, \"slots\");\n",
+               "_Static_assert(HERD_ENDPOINT_SLOT_COUNT == 4, \"slots\");\n"
+               "#if HERD_ENDPOINT_NUM_STATIC_TAGS != 3\n#error count\n#endif\n"
+               "#define ONE(tag, name, owner) +1\n"
+               "_Static_assert(0 HERD_ENDPOINT_TAG_FOREACH(ONE) == 3, \"names\");\n",
             header);
+    assert_non_null(strstr(header, "    X(B, \"b\", \"x-b\") \\\n"));
+    assert_non_null(strstr(header, "    X(C, \"c\", \"x-c\")\n"));
     fclose(f);
     snprintf(cmd, sizeof(cmd), "%s -std=c11 -fsyntax-only %s", HERD_TEST_CC, src);
     int status = system(cmd);

@@ -1,0 +1,3 @@
+dnl endpoint static: compile-time slots only; always built (the fallback when run-time slots
+dnl are configured out or excluded).
+AC_DEFUN([HERD_MCA_ompi_endpoint_static_CONFIG], [$1])
