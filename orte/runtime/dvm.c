@@ -202,7 +202,8 @@ static int dvm_register_vars(dvm_vars_t *vars)
     rc = opal_mca_var_register_framework(
         "dvm", "fabric_inventory",
         "Which daemons report their node's fabric inventory: all, none, or auto (real nodes "
-        "do, simulated nodes share this host's and do not)",
+        "of a DVM do; simulated nodes share this host's and do not, nor does herdrun for a job "
+        "it runs on this host alone without daemons)",
         OPAL_MCA_VAR_STRING, &vars->fabric_inventory);
     if (rc < 0) {
         return rc;
@@ -932,8 +933,10 @@ static const char *fabric_components_of(const char *value)
 
 const char *orte_dvm_local_fabric_components(void)
 {
+    /* Only when asked (all): a job on this host alone reaches its peers through shared memory,
+     * and opening the fabric framework is a third of a millisecond of every such launch. */
     if (HERD_SUCCESS != dvm_register_vars(&dvm_vars) ||
-        0 == strcmp(dvm_vars.fabric_inventory, "none")) {
+        0 != strcmp(dvm_vars.fabric_inventory, "all")) {
         return NULL;
     }
     return fabric_components_of(dvm_vars.fabric_components);

@@ -20,9 +20,16 @@ run_ok() {
 }
 count_out() { grep -cE -- "$1" "$OUT"; }
 
+# A job on this host alone (herdrun forks its session daemon, no DVM) asks for no fabric
+# inventory unless told to: its processes share memory.
+herdrun --display-map -v --do-not-launch -n 2 /bin/true
+expect_out "this host, by default: no fabric inventory, every transport uses the modex" \
+    '^endpoints: none assigned, every transport uses the modex'
+LOCAL="--mca dvm_fabric_inventory all"
+
 # This host, 2 processes: the loopback (a one-node job), ports from fabric_tcp_port_base, and
 # the addresses work: rank 1 listens at its own, rank 0 reaches it there.
-run_ok "2 procs on this host" -n 2 "$PROG" --connect
+run_ok "2 procs on this host" $LOCAL -n 2 "$PROG" --connect
 expect_out "2 procs on this host: rank 0's own endpoint and rank 1's" \
     '^herd_endpoints rank 0 own tcp 127\.0\.0\.1:16384 peer 1 127\.0\.0\.1:16385$'
 expect_out "2 procs on this host: rank 1's own endpoint and rank 0's" \
@@ -33,12 +40,12 @@ expect_out "2 procs on this host: rank 0 connects to rank 1 at its assigned port
     '^herd_endpoints rank 0 connected to rank 1 at 127\.0\.0\.1:16385$'
 
 # The base port is the site's: another one moves every endpoint.
-run_ok "fabric_tcp_port_base 23000" --mca fabric_tcp_port_base 23000 -n 2 "$PROG" --connect
+run_ok "fabric_tcp_port_base 23000" $LOCAL --mca fabric_tcp_port_base 23000 -n 2 "$PROG" --connect
 expect_out "fabric_tcp_port_base 23000: rank 0 connects to rank 1 at 23001" \
     '^herd_endpoints rank 0 connected to rank 1 at 127\.0\.0\.1:23001$'
 
 # --display-map -v: the path per fabric, and each process's endpoint on its line
-herdrun --display-map -v --do-not-launch -n 2 /bin/true
+herdrun --display-map -v $LOCAL --do-not-launch -n 2 /bin/true
 expect_rc "--display-map -v: exit 0" 0
 expect_out "--display-map -v: tcp is RM-assigned, with its ports" \
     '^  tcp +RM-assigned, ports 16384-20479 \(session slot 0 of 1\)$'
@@ -48,7 +55,7 @@ herdrun --display-map --do-not-launch -n 2 /bin/true
 expect_no_out "--display-map without -v: no endpoints" 'endpoints|127\.0\.0\.1'
 
 # A range too small for the job: the modex, said in the map and to the program.
-herdrun --display-map -v --mca fabric_tcp_port_range 1 -n 2 "$PROG"
+herdrun --display-map -v $LOCAL --mca fabric_tcp_port_range 1 -n 2 "$PROG"
 expect_rc "port range too small: the job still runs" 0
 expect_out "port range too small: the map says modex and which variable to raise" \
     '^  tcp +modex: node .* runs 2 processes of the job, .*raise fabric_tcp_port_range to at least 2'
