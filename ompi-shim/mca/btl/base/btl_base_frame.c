@@ -95,6 +95,7 @@ void ompi_btl_base_close(void)
     opal_mca_framework_t *fw = &ompi_btl_base_framework;
 
     if (!btl_base.open) {
+        ompi_btl_base_match_release(); /* what was delivered without the framework (tests) */
         return;
     }
     if (opal_output_get_verbosity(fw->output) >= 5) {
