@@ -56,8 +56,12 @@ static struct {
     uint8_t *in;                /* bytes read, not yet a whole reply */
     size_t in_len;
     size_t in_cap;
+    unsigned idle_polls; /* message progress that found nothing, in a row */
     char error[1024];
 } herd = {.fd = -1};
+
+/* Idle polls of the transports before a waiting process yields its core. */
+#define HERD_IDLE_POLLS 64u
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(int status, const char *fmt, ...)
@@ -728,8 +732,10 @@ static void request_progress(struct herd_request *req)
             fail(rc, "waiting for a message from %s: %s",
                  OMPI_BTL_ANY_SOURCE == req->recv.want_src ? "any rank" : "the rank",
                  '\0' != herd.error[0] ? herd.error : opal_strerror(rc));
-        } else if (0 == rc && !req->recv.done) {
-            /* nothing moved: let the peers (maybe on this core) run */
+        } else if (0 == rc && !req->recv.done && ++herd.idle_polls >= HERD_IDLE_POLLS) {
+            /* nothing moved for a while: let the peers (maybe on this core) run. Not at every
+             * idle poll: a yield costs more than a shared-memory round trip */
+            herd.idle_polls = 0;
             sched_yield();
         }
     }
@@ -758,12 +764,9 @@ int herd_test(herd_request_t *request, int *done)
     return status;
 }
 
-int herd_wait(herd_request_t *request)
+/* Complete req (not freed). */
+static int wait_request(struct herd_request *req)
 {
-    if (NULL == request || NULL == *request) {
-        return fail(HERD_ERR_BAD_PARAM, "herd_wait: no request");
-    }
-    struct herd_request *req = *request;
     while (!req->done) {
         if (HERD_REQUEST_FENCE == req->kind) {
             int rc = herd.initialized ? progress(true) : HERD_ERR_NOT_AVAILABLE;
@@ -776,8 +779,16 @@ int herd_wait(herd_request_t *request)
             request_progress(req);
         }
     }
-    int status = req->status;
-    free(req);
+    return req->status;
+}
+
+int herd_wait(herd_request_t *request)
+{
+    if (NULL == request || NULL == *request) {
+        return fail(HERD_ERR_BAD_PARAM, "herd_wait: no request");
+    }
+    int status = wait_request(*request);
+    free(*request);
     *request = NULL;
     return status;
 }
@@ -924,24 +935,22 @@ int herd_isend(uint32_t peer, int tag, const void *buf, size_t len, herd_request
     return HERD_SUCCESS;
 }
 
-int herd_irecv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
-               int *tag_out, herd_request_t *request)
+/* Check a receive's arguments and post it in req. */
+static int post_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len,
+                     uint32_t *src_out, int *tag_out, struct herd_request *req)
 {
     int rc = btl_ready();
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    if (NULL == request || (HERD_ANY_SOURCE != src && src >= herd.size) ||
-        (tag < 0 && HERD_ANY_TAG != tag) || (cap > 0 && NULL == buf)) {
+    if ((HERD_ANY_SOURCE != src && src >= herd.size) || (tag < 0 && HERD_ANY_TAG != tag) ||
+        (cap > 0 && NULL == buf)) {
         return fail(HERD_ERR_BAD_PARAM,
                     "herd_recv: rank %u is not in the job (size %u, or HERD_ANY_SOURCE), or tag "
-                    "%d is negative (or HERD_ANY_TAG), or the buffer or request is NULL",
+                    "%d is negative (or HERD_ANY_TAG), or the buffer is NULL",
                     src, herd.size, tag);
     }
-    struct herd_request *req = calloc(1, sizeof(*req));
-    if (NULL == req) {
-        return fail(HERD_ERR_OUT_OF_RESOURCE, "herd_irecv: out of memory");
-    }
+    memset(req, 0, sizeof(*req));
     req->kind = HERD_REQUEST_RECV;
     req->recv.want_src = src;
     req->recv.want_tag = tag;
@@ -952,8 +961,30 @@ int herd_irecv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32
     req->tag_out = tag_out;
     rc = ompi_btl_base_post_recv(&req->recv);
     if (HERD_SUCCESS != rc) {
+        return fail(rc, "herd_recv: cannot post the receive (%s)", opal_strerror(rc));
+    }
+    if (req->recv.done) {
+        /* matched a message that was waiting */
+        req->done = true;
+        req->status = finish_recv(req);
+    }
+    return HERD_SUCCESS;
+}
+
+int herd_irecv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
+               int *tag_out, herd_request_t *request)
+{
+    if (NULL == request) {
+        return fail(HERD_ERR_BAD_PARAM, "herd_irecv: no request to fill");
+    }
+    struct herd_request *req = malloc(sizeof(*req));
+    if (NULL == req) {
+        return fail(HERD_ERR_OUT_OF_RESOURCE, "herd_irecv: out of memory");
+    }
+    int rc = post_recv(src, tag, buf, cap, len, src_out, tag_out, req);
+    if (HERD_SUCCESS != rc) {
         free(req);
-        return fail(rc, "herd_irecv: cannot post the receive (%s)", opal_strerror(rc));
+        return rc;
     }
     *request = req;
     return HERD_SUCCESS;
@@ -962,9 +993,10 @@ int herd_irecv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32
 int herd_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
               int *tag_out)
 {
-    herd_request_t req;
-    int rc = herd_irecv(src, tag, buf, cap, len, src_out, tag_out, &req);
-    return HERD_SUCCESS == rc ? herd_wait(&req) : rc;
+    /* on the stack: a blocking receive allocates nothing */
+    struct herd_request req;
+    int rc = post_recv(src, tag, buf, cap, len, src_out, tag_out, &req);
+    return HERD_SUCCESS == rc ? wait_request(&req) : rc;
 }
 
 int herd_progress(void)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "herd.h"
 
@@ -162,6 +163,8 @@ static void pingpong(unsigned iterations, size_t bytes)
         return;
     }
     uint32_t peer = 1 - me;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (unsigned it = 0; it < iterations; ++it) {
         size_t len;
         int rc;
@@ -189,7 +192,13 @@ static void pingpong(unsigned iterations, size_t bytes)
             }
         }
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double us = ((double) (t1.tv_sec - t0.tv_sec) * 1e6 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e3);
     printf("rank %u: pingpong ok, %u x %zu bytes via %s\n", me, iterations, bytes, via(peer));
+    if (0 == me && NULL != getenv("HERD_MSG_TIMING")) {
+        /* for benchmarks only (docs/btl.md): half a round trip, including the first contact */
+        printf("rank 0: pingpong %.2f us one way\n", us / (2.0 * iterations));
+    }
     free(buf);
 }
 
