@@ -901,8 +901,9 @@ static int send_checked(uint32_t peer, int tag, const void *buf, size_t len)
                     herd.rank, peer);
     }
     if (HERD_SUCCESS != rc && '\0' == herd.error[0]) {
-        return fail(rc, "rank %u cannot send to rank %u: %s (HERD_MCA_btl_base_verbose=10 says "
-                        "more)",
+        return fail(rc,
+                    "rank %u cannot send to rank %u: %s (HERD_MCA_btl_base_verbose=10 says "
+                    "more)",
                     herd.rank, peer, opal_strerror(rc));
     }
     return rc;
@@ -936,8 +937,8 @@ int herd_isend(uint32_t peer, int tag, const void *buf, size_t len, herd_request
 }
 
 /* Check a receive's arguments and post it in req. */
-static int post_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len,
-                     uint32_t *src_out, int *tag_out, struct herd_request *req)
+static int post_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
+                     int *tag_out, struct herd_request *req)
 {
     int rc = btl_ready();
     if (HERD_SUCCESS != rc) {

@@ -115,8 +115,8 @@ static void exchange(const char *mode, const uint32_t *peers, uint32_t n, size_t
         seen[src] = 1;
     }
     for (uint32_t i = 0; i < n && used < sizeof(line) - 64; ++i) {
-        used += (size_t) snprintf(line + used, sizeof(line) - used, " %u:%s", peers[i],
-                                  via(peers[i]));
+        used +=
+            (size_t) snprintf(line + used, sizeof(line) - used, " %u:%s", peers[i], via(peers[i]));
     }
     printf("rank %u: %s ok, %u peers x %zu bytes, via%s\n", me, mode, n, bytes, line);
     free(out);

@@ -27,9 +27,9 @@
 #include "opal/mca/mca.h"
 #include "support/capture.h"
 
-#define STUB_DIR  HERD_TEST_BUILDDIR "/btl/stubs"
-#define JOB_SIZE  8u
-#define MY_RANK   2u
+#define STUB_DIR HERD_TEST_BUILDDIR "/btl/stubs"
+#define JOB_SIZE 8u
+#define MY_RANK  2u
 
 static char *build_component_path;
 static herd_test_capture_t stderr_capture;

@@ -62,8 +62,8 @@ int ompi_btl_base_open(const ompi_btl_rte_t *rte)
                                 rte->my_rank, module->name, opal_strerror(rc));
             continue;
         }
-        opal_output_verbose(10, fw->output, "rank %u: %s started (priority %d)",
-                            rte->my_rank, module->name, fw->selected[i]->priority);
+        opal_output_verbose(10, fw->output, "rank %u: %s started (priority %d)", rte->my_rank,
+                            module->name, fw->selected[i]->priority);
         btl_base.modules[btl_base.num_modules++] = module;
     }
     if (0 == btl_base.num_modules) {

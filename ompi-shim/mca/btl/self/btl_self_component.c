@@ -95,5 +95,4 @@ static int btl_self_query(const opal_mca_component_t *component, void **module, 
     return HERD_SUCCESS;
 }
 
-OPAL_MCA_COMPONENT(ompi, btl, self, .register_params = btl_self_register,
-                   .query = btl_self_query);
+OPAL_MCA_COMPONENT(ompi, btl, self, .register_params = btl_self_register, .query = btl_self_query);

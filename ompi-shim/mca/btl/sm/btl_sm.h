@@ -19,10 +19,10 @@
 typedef struct btl_sm_header {
     _Atomic uint32_t magic;
     uint32_t version;
-    uint64_t size;       /* bytes of the whole segment */
-    uint32_t num_cells;  /* a power of two */
-    uint32_t cell_size;  /* bytes of a cell, with its header */
-    uint32_t owner;      /* the receiving rank */
+    uint64_t size;      /* bytes of the whole segment */
+    uint32_t num_cells; /* a power of two */
+    uint32_t cell_size; /* bytes of a cell, with its header */
+    uint32_t owner;     /* the receiving rank */
     uint8_t pad0[64 - 28];
     _Atomic uint64_t enqueue_pos; /* producers */
     uint8_t pad1[64 - 8];
@@ -59,9 +59,8 @@ size_t btl_sm_segment_size(uint32_t num_cells, uint32_t cell_size);
  * geometry that is not a power-of-two number of cells of at least 64 bytes, a multiple of 8;
  * HERD_ERR_VERSION_MISMATCH for a segment of another version; HERD_ERR_TIMEOUT;
  * HERD_ERR_IN_ERRNO (errno says why). */
-int btl_sm_segment_attach(const char *name, uint32_t owner, uint32_t num_cells,
-                          uint32_t cell_size, int timeout_ms, btl_sm_segment_t *seg,
-                          bool *created);
+int btl_sm_segment_attach(const char *name, uint32_t owner, uint32_t num_cells, uint32_t cell_size,
+                          int timeout_ms, btl_sm_segment_t *seg, bool *created);
 void btl_sm_segment_detach(btl_sm_segment_t *seg);
 
 /* Push one fragment (frag_len <= seg->payload bytes of data): false when the ring is full. */

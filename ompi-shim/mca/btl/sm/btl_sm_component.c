@@ -48,9 +48,9 @@ typedef struct btl_sm_endpoint {
 } btl_sm_endpoint_t;
 
 static struct {
-    int priority;        /* btl_sm_priority */
-    unsigned num_cells;  /* btl_sm_num_cells */
-    size_t cell_size;    /* btl_sm_cell_size */
+    int priority;       /* btl_sm_priority */
+    unsigned num_cells; /* btl_sm_num_cells */
+    size_t cell_size;   /* btl_sm_cell_size */
     const ompi_btl_rte_t *rte;
     ompi_btl_deliver_fn_t deliver;
     btl_sm_segment_t mine;
@@ -78,8 +78,7 @@ static int btl_sm_attach(uint32_t rank, btl_sm_segment_t *seg)
     rc = btl_sm_segment_attach(name, rank, btl_sm.num_cells, (uint32_t) btl_sm.cell_size,
                                BTL_SM_ATTACH_TIMEOUT_MS, seg, &created);
     if (HERD_SUCCESS != rc) {
-        opal_show_help("help-btl-sm.txt", "attach-failed", true, btl_sm.rte->my_rank, name,
-                       rank,
+        opal_show_help("help-btl-sm.txt", "attach-failed", true, btl_sm.rte->my_rank, name, rank,
                        HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
         return HERD_ERR_SILENT;
     }
@@ -259,9 +258,8 @@ static int btl_sm_progress(void)
     int events = 0;
     btl_sm_cell_t *cell;
 
-    for (unsigned n = 0; n < BTL_SM_MAX_CELLS_PER_POLL && NULL != (cell = btl_sm_ring_peek(
-                                                                       &btl_sm.mine));
-         ++n) {
+    for (unsigned n = 0;
+         n < BTL_SM_MAX_CELLS_PER_POLL && NULL != (cell = btl_sm_ring_peek(&btl_sm.mine)); ++n) {
         int rc = HERD_SUCCESS;
         if (cell->total == cell->frag_len) {
             /* a whole message in one cell: straight from shared memory, no per-peer state */

@@ -124,9 +124,8 @@ static int attach_existing(int fd, int timeout_ms, btl_sm_segment_t *seg)
     return HERD_SUCCESS;
 }
 
-int btl_sm_segment_attach(const char *name, uint32_t owner, uint32_t num_cells,
-                          uint32_t cell_size, int timeout_ms, btl_sm_segment_t *seg,
-                          bool *created)
+int btl_sm_segment_attach(const char *name, uint32_t owner, uint32_t num_cells, uint32_t cell_size,
+                          int timeout_ms, btl_sm_segment_t *seg, bool *created)
 {
     int rc;
 
@@ -179,8 +178,7 @@ bool btl_sm_ring_push(btl_sm_segment_t *seg, uint32_t src, int tag, uint64_t tot
         int64_t diff = (int64_t) (seq - pos);
         if (0 == diff) {
             if (atomic_compare_exchange_weak_explicit(&h->enqueue_pos, &pos, pos + 1,
-                                                      memory_order_relaxed,
-                                                      memory_order_relaxed)) {
+                                                      memory_order_relaxed, memory_order_relaxed)) {
                 break;
             }
             /* another producer took it: pos holds the new position */

@@ -15,9 +15,9 @@
 #define BTL_TCP_HEADER_SIZE 16u
 #define BTL_TCP_JOBID_MAX   63u
 /* HELLO and ACK: u32 rank, u16 job id length, the job id (no NUL). */
-#define BTL_TCP_HELLO_MIN   (4u + 2u + 1u)
-#define BTL_TCP_HELLO_MAX   (4u + 2u + BTL_TCP_JOBID_MAX)
-#define BTL_TCP_FRAME_MAX   (BTL_TCP_HEADER_SIZE + BTL_TCP_HELLO_MAX)
+#define BTL_TCP_HELLO_MIN (4u + 2u + 1u)
+#define BTL_TCP_HELLO_MAX (4u + 2u + BTL_TCP_JOBID_MAX)
+#define BTL_TCP_FRAME_MAX (BTL_TCP_HEADER_SIZE + BTL_TCP_HELLO_MAX)
 
 enum btl_tcp_type { BTL_TCP_HELLO = 1, BTL_TCP_ACK = 2, BTL_TCP_MSG = 3 };
 
@@ -42,7 +42,7 @@ size_t btl_tcp_encode_hello(uint32_t rank, const char *jobid, uint8_t *out);
 /* Check a HELLO or ACK payload: a rank of this job (< job_size) and this job's id. *rank set on
  * success. HERD_ERR_UNPACK_FAILURE for a malformed payload, HERD_ERR_BAD_PARAM for a rank out of
  * range, HERD_ERR_AUTH for another job's id. */
-int btl_tcp_decode_hello(const uint8_t *payload, size_t len, uint32_t job_size,
-                         const char *jobid, uint32_t *rank);
+int btl_tcp_decode_hello(const uint8_t *payload, size_t len, uint32_t job_size, const char *jobid,
+                         uint32_t *rank);
 
 #endif /* OMPI_BTL_TCP_H */

@@ -141,8 +141,8 @@ static void local_address(struct sockaddr_storage *addr, socklen_t *len)
         return;
     }
     for (struct ifaddrs *i = ifs; NULL != i; i = i->ifa_next) {
-        if (NULL != i->ifa_addr && AF_INET == i->ifa_addr->sa_family &&
-            (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)) {
+        if (NULL != i->ifa_addr && AF_INET == i->ifa_addr->sa_family && (i->ifa_flags & IFF_UP) &&
+            !(i->ifa_flags & IFF_LOOPBACK)) {
             sin->sin_addr = ((struct sockaddr_in *) i->ifa_addr)->sin_addr;
             break;
         }
@@ -179,15 +179,15 @@ static int start_listener(void)
     const char *why = NULL;
     char text[128];
 
-    int rc = btl_tcp.use_rm ? rte->peer_endpoint(rte->my_rank, "tcp", &addr, &len)
-                            : HERD_ERR_NOT_FOUND;
+    int rc =
+        btl_tcp.use_rm ? rte->peer_endpoint(rte->my_rank, "tcp", &addr, &len) : HERD_ERR_NOT_FOUND;
     if (HERD_SUCCESS == rc) {
         btl_tcp.listen_fd = listen_at(&addr, (socklen_t) len, &err);
         if (btl_tcp.listen_fd >= 0) {
             addr_text(&addr, (socklen_t) len, btl_tcp.listen_text, sizeof(btl_tcp.listen_text));
             opal_output_verbose(5, ompi_btl_base_framework.output,
-                                "rank %u: tcp listens at its RM-assigned endpoint %s",
-                                rte->my_rank, btl_tcp.listen_text);
+                                "rank %u: tcp listens at its RM-assigned endpoint %s", rte->my_rank,
+                                btl_tcp.listen_text);
             return HERD_SUCCESS;
         }
         if (EADDRINUSE != err) {
@@ -317,8 +317,7 @@ static int start_connect(btl_tcp_endpoint_t *ep)
     }
     setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     ep->ack_got = 0;
-    if (0 == connect(ep->fd, (struct sockaddr *) &ep->addr, ep->addr_len) ||
-        EINPROGRESS == errno) {
+    if (0 == connect(ep->fd, (struct sockaddr *) &ep->addr, ep->addr_len) || EINPROGRESS == errno) {
         ep->state = OUT_CONNECTING;
         return HERD_SUCCESS;
     }
@@ -489,8 +488,8 @@ static int flush_queue(btl_tcp_endpoint_t *ep)
 static int send_hello(btl_tcp_endpoint_t *ep)
 {
     uint8_t frame[BTL_TCP_FRAME_MAX];
-    size_t n = btl_tcp_encode_hello(btl_tcp.rte->my_rank, btl_tcp.rte->jobid,
-                                    frame + BTL_TCP_HEADER_SIZE);
+    size_t n =
+        btl_tcp_encode_hello(btl_tcp.rte->my_rank, btl_tcp.rte->jobid, frame + BTL_TCP_HEADER_SIZE);
 
     btl_tcp_encode_header(BTL_TCP_HELLO, 0, n, frame);
     if (NULL == queue_frag(ep, frame, BTL_TCP_HEADER_SIZE + n, NULL, 0, false, true)) {
@@ -558,7 +557,8 @@ static void read_ack(btl_tcp_endpoint_t *ep)
     }
     rc = btl_tcp_decode_hello(ep->ack + BTL_TCP_HEADER_SIZE, (size_t) h.length,
                               btl_tcp.rte->job_size, btl_tcp.rte->jobid, &rank);
-    if (HERD_SUCCESS != rc || rank != ep->proc->rank || ep->ack_got != BTL_TCP_HEADER_SIZE + h.length) {
+    if (HERD_SUCCESS != rc || rank != ep->proc->rank ||
+        ep->ack_got != BTL_TCP_HEADER_SIZE + h.length) {
         retry_by_modex(ep, "another process answered");
         return;
     }
@@ -577,8 +577,8 @@ static int progress_endpoint(btl_tcp_endpoint_t *ep, short revents)
         if (ep->fd < 0) {
             if (passed(&ep->deadline)) {
                 opal_show_help("help-btl-tcp.txt", "connect-failed", true, btl_tcp.rte->my_rank,
-                               ep->proc->rank, addr_text(&ep->addr, ep->addr_len, text,
-                                                         sizeof(text)),
+                               ep->proc->rank,
+                               addr_text(&ep->addr, ep->addr_len, text, sizeof(text)),
                                "connection refused", btl_tcp.connect_timeout, ep->proc->rank);
                 fail_endpoint(ep, "connection refused");
             } else if (passed(&ep->retry_at) && HERD_SUCCESS != start_connect(ep)) {
@@ -589,9 +589,9 @@ static int progress_endpoint(btl_tcp_endpoint_t *ep, short revents)
         if (0 == revents) {
             if (passed(&ep->deadline)) {
                 opal_show_help("help-btl-tcp.txt", "connect-failed", true, btl_tcp.rte->my_rank,
-                               ep->proc->rank, addr_text(&ep->addr, ep->addr_len, text,
-                                                         sizeof(text)),
-                               "no answer", btl_tcp.connect_timeout, ep->proc->rank);
+                               ep->proc->rank,
+                               addr_text(&ep->addr, ep->addr_len, text, sizeof(text)), "no answer",
+                               btl_tcp.connect_timeout, ep->proc->rank);
                 fail_endpoint(ep, "no answer");
             }
             return 0;
@@ -692,10 +692,10 @@ static int take_hello(btl_tcp_conn_t *c, const btl_tcp_header_t *h, const uint8_
     uint8_t frame[BTL_TCP_FRAME_MAX];
     ompi_proc_t *proc;
     uint32_t src;
-    int rc = BTL_TCP_HELLO == h->type ? btl_tcp_decode_hello(payload, (size_t) h->length,
-                                                             btl_tcp.rte->job_size,
-                                                             btl_tcp.rte->jobid, &src)
-                                      : HERD_ERR_UNPACK_FAILURE;
+    int rc = BTL_TCP_HELLO == h->type
+                 ? btl_tcp_decode_hello(payload, (size_t) h->length, btl_tcp.rte->job_size,
+                                        btl_tcp.rte->jobid, &src)
+                 : HERD_ERR_UNPACK_FAILURE;
 
     if (HERD_SUCCESS != rc) {
         return rc;
@@ -703,8 +703,8 @@ static int take_hello(btl_tcp_conn_t *c, const btl_tcp_header_t *h, const uint8_
     if (HERD_SUCCESS != (rc = ompi_proc_lookup(src, &proc)) || NULL == endpoint_of(proc)) {
         return HERD_SUCCESS != rc ? rc : HERD_ERR_OUT_OF_RESOURCE;
     }
-    size_t n = btl_tcp_encode_hello(btl_tcp.rte->my_rank, btl_tcp.rte->jobid,
-                                    frame + BTL_TCP_HEADER_SIZE);
+    size_t n =
+        btl_tcp_encode_hello(btl_tcp.rte->my_rank, btl_tcp.rte->jobid, frame + BTL_TCP_HEADER_SIZE);
     btl_tcp_encode_header(BTL_TCP_ACK, 0, n, frame);
     if (send(c->fd, frame, BTL_TCP_HEADER_SIZE + n, MSG_NOSIGNAL | MSG_DONTWAIT) !=
         (ssize_t) (BTL_TCP_HEADER_SIZE + n)) {
@@ -712,8 +712,8 @@ static int take_hello(btl_tcp_conn_t *c, const btl_tcp_header_t *h, const uint8_
     }
     c->src = src;
     c->hello_done = true;
-    opal_output_verbose(10, ompi_btl_base_framework.output,
-                        "rank %u: tcp: rank %u connected to us", btl_tcp.rte->my_rank, src);
+    opal_output_verbose(10, ompi_btl_base_framework.output, "rank %u: tcp: rank %u connected to us",
+                        btl_tcp.rte->my_rank, src);
     return HERD_SUCCESS;
 }
 
@@ -986,5 +986,4 @@ static int btl_tcp_query(const opal_mca_component_t *component, void **module, i
     return HERD_SUCCESS;
 }
 
-OPAL_MCA_COMPONENT(ompi, btl, tcp, .register_params = btl_tcp_register,
-                   .query = btl_tcp_query);
+OPAL_MCA_COMPONENT(ompi, btl, tcp, .register_params = btl_tcp_register, .query = btl_tcp_query);

@@ -83,8 +83,8 @@ size_t btl_tcp_encode_hello(uint32_t rank, const char *jobid, uint8_t *out)
     return 6 + n;
 }
 
-int btl_tcp_decode_hello(const uint8_t *payload, size_t len, uint32_t job_size,
-                         const char *jobid, uint32_t *rank)
+int btl_tcp_decode_hello(const uint8_t *payload, size_t len, uint32_t job_size, const char *jobid,
+                         uint32_t *rank)
 {
     if (len < BTL_TCP_HELLO_MIN || len > BTL_TCP_HELLO_MAX) {
         return HERD_ERR_UNPACK_FAILURE;
