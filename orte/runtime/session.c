@@ -773,8 +773,7 @@ static void unlink_rank_segments(const session_t *s, const nsjob_t *nsj)
     for (uint32_t i = 0; NULL != nsj && NULL != nsj->local_ranks && i < nsj->num_local; ++i) {
         char name[256];
         if (HERD_SUCCESS == opal_jobdb_rank_segment_name(nsj->spec->jobid, s->node_name, "sm",
-                                                         nsj->local_ranks[i], name,
-                                                         sizeof(name))) {
+                                                         nsj->local_ranks[i], name, sizeof(name))) {
             shm_unlink(name);
         }
     }
