@@ -52,7 +52,8 @@ typedef enum {
     HERD_ERR_UNREACH = -15,             /* the session daemon (or a peer's) is gone */
     HERD_ERR_AUTH = -16,                /* the session daemon refused us */
     HERD_ERR_SILENT = -17,              /* (internal) */
-    HERD_ERR_MAX = -18
+    HERD_ERR_TRUNCATE = -18,            /* a message is larger than the receive buffer */
+    HERD_ERR_MAX = -19
 } herd_status_t;
 #endif
 
@@ -122,9 +123,10 @@ HERD_API int herd_commit(void);
 HERD_API int herd_fence(int collect_data);
 
 typedef struct herd_request *herd_request_t;
-/* The same, returning at once: the daemons complete it in the background. One at a time. */
+/* The same, returning at once: the daemons complete it in the background. One at a time.
+ * herd_test and herd_wait complete fences and messages (herd_isend, herd_irecv) alike. */
 HERD_API int herd_fence_nb(int collect_data, herd_request_t *request);
-/* *done = 1 once the fence completed; the request is then released (its status returned). */
+/* *done = 1 once the request completed; the request is then released (its status returned). */
 HERD_API int herd_test(herd_request_t *request, int *done);
 /* Wait for it, release it, and return its status. */
 HERD_API int herd_wait(herd_request_t *request);
@@ -134,6 +136,35 @@ HERD_API int herd_barrier(void);
 /* peer's value of key: *value (malloc'd, free it) and *len. Waits for the peer to commit it, up
  * to the job's wireup_base_get_timeout; HERD_ERR_NOT_FOUND then. */
 HERD_API int herd_get(uint32_t peer, const char *key, void **value, size_t *len);
+
+/* Messages between the processes of the job. A peer is reached by the first transport (btl)
+ * that can, highest priority first: self for the process itself, sm (shared memory) on the same
+ * node, then tcp; HERD_MCA_btl chooses among them ("self,sm", "^tcp"). Nothing is set up for a
+ * peer before the first message to or from it, and the transports start at the first messaging
+ * call (docs/btl.md). Messages from one source with one tag are received in the order sent; a
+ * message may be of any length. Tags are >= 0. */
+#define HERD_ANY_SOURCE UINT32_MAX /* herd_recv/herd_irecv: from any process */
+#define HERD_ANY_TAG    (-1)       /* herd_recv/herd_irecv: with any tag */
+/* Send len bytes of buf to peer with tag; returns when buf may be reused (the message is sent
+ * or copied). HERD_ERR_UNREACH when no transport reaches the peer (herd_last_error says why). */
+HERD_API int herd_send(uint32_t peer, int tag, const void *buf, size_t len);
+/* Receive the first message from src (or HERD_ANY_SOURCE) with tag (or HERD_ANY_TAG) into buf,
+ * which holds cap bytes; *len, *src_out and *tag_out (each may be NULL) get its length, source
+ * and tag. A message longer than cap fills buf and fails with HERD_ERR_TRUNCATE (*len is the
+ * whole message's length). */
+HERD_API int herd_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len,
+                       uint32_t *src_out, int *tag_out);
+/* The same without waiting: complete them with herd_test or herd_wait (which then set *len,
+ * *src_out and *tag_out of a receive, and return its status). buf must stay valid until then. */
+HERD_API int herd_isend(uint32_t peer, int tag, const void *buf, size_t len,
+                        herd_request_t *request);
+HERD_API int herd_irecv(uint32_t src, int tag, void *buf, size_t cap, size_t *len,
+                        uint32_t *src_out, int *tag_out, herd_request_t *request);
+/* Move messages on without waiting (herd_test does too): the number of events handled. */
+HERD_API int herd_progress(void);
+/* The transport carrying messages to peer ("self", "sm", "tcp"), or NULL before the first
+ * message to it. */
+HERD_API const char *herd_peer_transport(uint32_t peer);
 
 /* Abort the whole job with status, message shown by herdrun; does not return. */
 HERD_API void herd_abort(int status, const char *message) __attribute__((noreturn));

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "herd.h"
+#include "ompi-shim/mca/btl/btl.h"
 #include "ompi-shim/mca/endpoint/endpoint.h"
 #include "ompi-shim/proc/proc.h"
 #include "opal/status.h"
@@ -22,10 +24,19 @@
 #include "opal/util/jobdb.h"
 #include "opal/util/native_wire.h"
 
+/* A fence, or a message (herd_isend is complete when it returns; herd_irecv's receive sits in
+ * the btl base's matching engine until a message matches it). */
+enum herd_request_kind { HERD_REQUEST_FENCE, HERD_REQUEST_SEND, HERD_REQUEST_RECV };
+
 struct herd_request {
+    enum herd_request_kind kind;
     uint32_t id;
     bool done;
     int status;
+    ompi_btl_recv_t recv;
+    size_t *len_out;
+    uint32_t *src_out;
+    int *tag_out;
 };
 
 /* The process's one connection to its session daemon. */
@@ -45,8 +56,12 @@ static struct {
     uint8_t *in;                /* bytes read, not yet a whole reply */
     size_t in_len;
     size_t in_cap;
+    unsigned idle_polls; /* message progress that found nothing, in a row */
     char error[1024];
 } herd = {.fd = -1};
+
+/* Idle polls of the transports before a waiting process yields its core. */
+#define HERD_IDLE_POLLS 64u
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(int status, const char *fmt, ...)
@@ -333,6 +348,8 @@ int herd_finalize(void)
     if (NULL != herd.fence) {
         herd_wait(&herd.fence);
     }
+    /* while still in the job: the transports push out what they queued, then drop their peers */
+    ompi_btl_base_close();
     int rc = call(OPAL_NATIVE_FINALIZE, NULL, NULL);
     herd.initialized = false;
     close(herd.fd);
@@ -671,19 +688,71 @@ static int progress(bool block)
     }
 }
 
+/* A receive that completed: its results to the caller's variables, and its status explained. */
+static int finish_recv(struct herd_request *req)
+{
+    const ompi_btl_recv_t *r = &req->recv;
+    if (NULL != req->len_out) {
+        *req->len_out = r->len;
+    }
+    if (NULL != req->src_out) {
+        *req->src_out = r->src;
+    }
+    if (NULL != req->tag_out) {
+        *req->tag_out = r->tag;
+    }
+    if (HERD_ERR_TRUNCATE == r->status) {
+        return fail(r->status,
+                    "the message from rank %u with tag %d is %zu bytes, more than the %zu-byte "
+                    "receive buffer: only the first %zu bytes were received (post a buffer of "
+                    "at least %zu bytes)",
+                    r->src, r->tag, r->len, r->cap, r->cap, r->len);
+    }
+    return r->status;
+}
+
+/* One round of progress for req, without blocking. */
+static void request_progress(struct herd_request *req)
+{
+    if (HERD_REQUEST_FENCE == req->kind) {
+        int rc = herd.initialized ? progress(false) : HERD_ERR_NOT_AVAILABLE;
+        if (HERD_SUCCESS != rc) {
+            req->done = true;
+            req->status = rc;
+            herd.fence = NULL;
+        }
+        return;
+    }
+    if (HERD_REQUEST_RECV == req->kind && !req->recv.done) {
+        int rc = ompi_btl_base_is_open() ? ompi_btl_base_progress() : HERD_ERR_NOT_AVAILABLE;
+        if (rc < 0) {
+            ompi_btl_base_cancel_recv(&req->recv);
+            req->recv.done = true;
+            req->recv.status = rc;
+            fail(rc, "waiting for a message from %s: %s",
+                 OMPI_BTL_ANY_SOURCE == req->recv.want_src ? "any rank" : "the rank",
+                 '\0' != herd.error[0] ? herd.error : opal_strerror(rc));
+        } else if (0 == rc && !req->recv.done && ++herd.idle_polls >= HERD_IDLE_POLLS) {
+            /* nothing moved for a while: let the peers (maybe on this core) run. Not at every
+             * idle poll: a yield costs more than a shared-memory round trip */
+            herd.idle_polls = 0;
+            sched_yield();
+        }
+    }
+    if (HERD_REQUEST_FENCE != req->kind && (HERD_REQUEST_SEND == req->kind || req->recv.done)) {
+        req->done = true;
+        req->status = HERD_REQUEST_RECV == req->kind ? finish_recv(req) : req->status;
+    }
+}
+
 int herd_test(herd_request_t *request, int *done)
 {
     if (NULL == request || NULL == *request || NULL == done) {
         return fail(HERD_ERR_BAD_PARAM, "herd_test: no request");
     }
     struct herd_request *req = *request;
-    if (!req->done && herd.initialized) {
-        int rc = progress(false);
-        if (HERD_SUCCESS != rc) {
-            req->done = true;
-            req->status = rc;
-            herd.fence = NULL;
-        }
+    if (!req->done) {
+        request_progress(req);
     }
     *done = req->done ? 1 : 0;
     if (!req->done) {
@@ -695,22 +764,31 @@ int herd_test(herd_request_t *request, int *done)
     return status;
 }
 
+/* Complete req (not freed). */
+static int wait_request(struct herd_request *req)
+{
+    while (!req->done) {
+        if (HERD_REQUEST_FENCE == req->kind) {
+            int rc = herd.initialized ? progress(true) : HERD_ERR_NOT_AVAILABLE;
+            if (HERD_SUCCESS != rc) {
+                req->done = true;
+                req->status = rc;
+                herd.fence = NULL;
+            }
+        } else {
+            request_progress(req);
+        }
+    }
+    return req->status;
+}
+
 int herd_wait(herd_request_t *request)
 {
     if (NULL == request || NULL == *request) {
         return fail(HERD_ERR_BAD_PARAM, "herd_wait: no request");
     }
-    struct herd_request *req = *request;
-    while (!req->done) {
-        int rc = herd.initialized ? progress(true) : HERD_ERR_NOT_AVAILABLE;
-        if (HERD_SUCCESS != rc) {
-            req->done = true;
-            req->status = rc;
-            herd.fence = NULL;
-        }
-    }
-    int status = req->status;
-    free(req);
+    int status = wait_request(*request);
+    free(*request);
     *request = NULL;
     return status;
 }
@@ -757,6 +835,185 @@ int herd_get(uint32_t peer, const char *key, void **value, size_t *len)
     opal_native_reply_free(&r);
     return NULL != *value ? HERD_SUCCESS
                           : fail(HERD_ERR_OUT_OF_RESOURCE, "herd_get: out of memory");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* messages (the btl framework, docs/btl.md) */
+
+static const char *node_name_of_me(void)
+{
+    const char *name = herd_node_name(herd.me.node);
+    return NULL != name ? name : "node";
+}
+
+/* The transports start at the first messaging call, not at herd_init: a program that never
+ * sends binds no socket and maps no segment. */
+static int btl_ready(void)
+{
+    if (!herd.initialized) {
+        return fail(HERD_ERR_NOT_AVAILABLE, "herd_init has not been called");
+    }
+    if (ompi_btl_base_is_open()) {
+        return HERD_SUCCESS;
+    }
+    ompi_btl_rte_t rte = {
+        .my_rank = herd.rank,
+        .job_size = herd.size,
+        .my_node = herd.me.node,
+        .jobid = herd_jobid(),
+        .node_name = node_name_of_me(),
+        .peer_node = herd_peer_node,
+        .peer_endpoint = herd_peer_endpoint,
+        .put = herd_put,
+        .commit = herd_commit,
+        .get = herd_get,
+        .last_error = herd_last_error,
+    };
+    int rc = ompi_btl_base_open(&rte);
+    if (HERD_SUCCESS != rc) {
+        return fail(rc,
+                    "rank %u cannot start any message transport (%s): check HERD_MCA_btl and "
+                    "the btl_* variables (herd-info --param btl all lists them)",
+                    herd.rank, opal_strerror(rc));
+    }
+    return HERD_SUCCESS;
+}
+
+static int send_checked(uint32_t peer, int tag, const void *buf, size_t len)
+{
+    int rc = btl_ready();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if (peer >= herd.size || tag < 0 || (len > 0 && NULL == buf)) {
+        return fail(HERD_ERR_BAD_PARAM,
+                    "herd_send: rank %u is not in the job (size %u), or tag %d is negative, or "
+                    "the buffer is NULL",
+                    peer, herd.size, tag);
+    }
+    herd.error[0] = '\0';
+    rc = ompi_btl_base_send(peer, tag, buf, len);
+    if (HERD_ERR_UNREACH == rc && '\0' == herd.error[0]) {
+        return fail(rc,
+                    "rank %u cannot reach rank %u with any of its transports: allow one that "
+                    "can (HERD_MCA_btl, e.g. self,sm,tcp), and see why with "
+                    "HERD_MCA_btl_base_verbose=10",
+                    herd.rank, peer);
+    }
+    if (HERD_SUCCESS != rc && '\0' == herd.error[0]) {
+        return fail(rc,
+                    "rank %u cannot send to rank %u: %s (HERD_MCA_btl_base_verbose=10 says "
+                    "more)",
+                    herd.rank, peer, opal_strerror(rc));
+    }
+    return rc;
+}
+
+int herd_send(uint32_t peer, int tag, const void *buf, size_t len)
+{
+    return send_checked(peer, tag, buf, len);
+}
+
+int herd_isend(uint32_t peer, int tag, const void *buf, size_t len, herd_request_t *request)
+{
+    if (NULL == request) {
+        return fail(HERD_ERR_BAD_PARAM, "herd_isend: no request to fill");
+    }
+    struct herd_request *req = calloc(1, sizeof(*req));
+    if (NULL == req) {
+        return fail(HERD_ERR_OUT_OF_RESOURCE, "herd_isend: out of memory");
+    }
+    /* the transports copy what they cannot send at once, so the send is complete here */
+    int rc = send_checked(peer, tag, buf, len);
+    if (HERD_SUCCESS != rc) {
+        free(req);
+        return rc;
+    }
+    req->kind = HERD_REQUEST_SEND;
+    req->done = true;
+    req->status = HERD_SUCCESS;
+    *request = req;
+    return HERD_SUCCESS;
+}
+
+/* Check a receive's arguments and post it in req. */
+static int post_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
+                     int *tag_out, struct herd_request *req)
+{
+    int rc = btl_ready();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if ((HERD_ANY_SOURCE != src && src >= herd.size) || (tag < 0 && HERD_ANY_TAG != tag) ||
+        (cap > 0 && NULL == buf)) {
+        return fail(HERD_ERR_BAD_PARAM,
+                    "herd_recv: rank %u is not in the job (size %u, or HERD_ANY_SOURCE), or tag "
+                    "%d is negative (or HERD_ANY_TAG), or the buffer is NULL",
+                    src, herd.size, tag);
+    }
+    memset(req, 0, sizeof(*req));
+    req->kind = HERD_REQUEST_RECV;
+    req->recv.want_src = src;
+    req->recv.want_tag = tag;
+    req->recv.buf = buf;
+    req->recv.cap = cap;
+    req->len_out = len;
+    req->src_out = src_out;
+    req->tag_out = tag_out;
+    rc = ompi_btl_base_post_recv(&req->recv);
+    if (HERD_SUCCESS != rc) {
+        return fail(rc, "herd_recv: cannot post the receive (%s)", opal_strerror(rc));
+    }
+    if (req->recv.done) {
+        /* matched a message that was waiting */
+        req->done = true;
+        req->status = finish_recv(req);
+    }
+    return HERD_SUCCESS;
+}
+
+int herd_irecv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
+               int *tag_out, herd_request_t *request)
+{
+    if (NULL == request) {
+        return fail(HERD_ERR_BAD_PARAM, "herd_irecv: no request to fill");
+    }
+    struct herd_request *req = malloc(sizeof(*req));
+    if (NULL == req) {
+        return fail(HERD_ERR_OUT_OF_RESOURCE, "herd_irecv: out of memory");
+    }
+    int rc = post_recv(src, tag, buf, cap, len, src_out, tag_out, req);
+    if (HERD_SUCCESS != rc) {
+        free(req);
+        return rc;
+    }
+    *request = req;
+    return HERD_SUCCESS;
+}
+
+int herd_recv(uint32_t src, int tag, void *buf, size_t cap, size_t *len, uint32_t *src_out,
+              int *tag_out)
+{
+    /* on the stack: a blocking receive allocates nothing */
+    struct herd_request req;
+    int rc = post_recv(src, tag, buf, cap, len, src_out, tag_out, &req);
+    return HERD_SUCCESS == rc ? wait_request(&req) : rc;
+}
+
+int herd_progress(void)
+{
+    int rc = btl_ready();
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = ompi_btl_base_progress();
+    return rc >= 0 ? rc : fail(rc, "message progress failed: %s", opal_strerror(rc));
+}
+
+const char *herd_peer_transport(uint32_t peer)
+{
+    const ompi_btl_module_t *module = herd.initialized ? ompi_btl_base_peer_module(peer) : NULL;
+    return NULL != module ? module->name : NULL;
 }
 
 void herd_abort(int status, const char *message)

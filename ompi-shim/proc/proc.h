@@ -25,6 +25,10 @@ typedef struct ompi_proc {
     void *endpoint[HERD_ENDPOINT_SLOT_COUNT];
 #endif
     uint32_t rank; /* in this job */
+    /* The btl base's module for this peer: 1 + its index in the selected list, 0 before the
+     * first message to it (docs/btl.md). It sits in the rank's padding, so it costs nothing
+     * when the proc has slots. */
+    uint8_t btl_choice;
 } ompi_proc_t;
 
 /* Ranks per second-level block of the table: a block of 256 pointers (2 KiB) is allocated when

@@ -44,6 +44,8 @@ const char *opal_strerror(int status)
         return "authentication failed";
     case HERD_ERR_SILENT:
         return "error already reported";
+    case HERD_ERR_TRUNCATE:
+        return "message truncated";
     default:
         return "unknown status code";
     }

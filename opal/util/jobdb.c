@@ -92,6 +92,17 @@ int opal_jobdb_segment_name(const char *jobid, const char *node_name, char *buf,
     return HERD_SUCCESS;
 }
 
+int opal_jobdb_rank_segment_name(const char *jobid, const char *node_name, const char *what,
+                                 uint32_t rank, char *buf, size_t size)
+{
+    char tag[OPAL_JOBDB_ID_MAX + 64];
+    if (!valid_name_part(jobid) || !valid_name_part(what) ||
+        snprintf(tag, sizeof(tag), "%s.%s%u", jobid, what, rank) >= (int) sizeof(tag)) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    return opal_jobdb_segment_name(tag, node_name, buf, size);
+}
+
 /* Bytes of one proc's ports: a uint16_t per fabric, rounded up so the region stays aligned. */
 static uint64_t ports_bytes(uint64_t num_procs, uint32_t num_fabrics)
 {

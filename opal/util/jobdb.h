@@ -178,6 +178,12 @@ typedef struct opal_jobdb opal_jobdb_t;
  * or in a file name. */
 OPAL_EXPORT int opal_jobdb_segment_name(const char *jobid, const char *node_name, char *buf,
                                         size_t size);
+/* The name of a segment a process of the job owns, "/herd-<uid>-<jobid>.<what><rank>-<node>"
+ * (btl sm's receive segment: what "sm"): computable by its peers, which map it, and by the
+ * session daemon, which removes it at the job's end in case the process was killed. */
+OPAL_EXPORT int opal_jobdb_rank_segment_name(const char *jobid, const char *node_name,
+                                             const char *what, uint32_t rank, char *buf,
+                                             size_t size);
 
 /* Writer. Create the segment of jobid on node_name (mode 0600, never reusing an existing one),
  * sized for num_procs records and num_nodes nodes, with its space reserved in /dev/shm now so a

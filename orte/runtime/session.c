@@ -765,6 +765,20 @@ static void nsjob_free(nsjob_t *nsj)
     free(nsj);
 }
 
+/* The segments local processes may own (btl sm's receive rings, docs/btl.md): a process removes
+ * its own at herd_finalize, and these names are computable, so one killed first leaves nothing
+ * once its session daemon is done. Nothing to do for a name that is not there. */
+static void unlink_rank_segments(const session_t *s, const nsjob_t *nsj)
+{
+    for (uint32_t i = 0; NULL != nsj && NULL != nsj->local_ranks && i < nsj->num_local; ++i) {
+        char name[256];
+        if (HERD_SUCCESS == opal_jobdb_rank_segment_name(nsj->spec->jobid, s->node_name, "sm",
+                                                         nsj->local_ranks[i], name, sizeof(name))) {
+            shm_unlink(name);
+        }
+    }
+}
+
 /* The namespace a process id belongs to (ids grow with each spawn). */
 static nsjob_t *nsjob_of(session_t *s, uint32_t id)
 {
@@ -2047,6 +2061,7 @@ static void session_release(session_t *s)
     free(s->collected);
     free(s->finished);
     for (uint32_t k = 0; k < s->num_jobs; ++k) {
+        unlink_rank_segments(s, s->jobs[k]);
         nsjob_free(s->jobs[k]);
     }
     free(s->jobs);

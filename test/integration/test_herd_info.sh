@@ -32,6 +32,19 @@ expect_out "parsable: endpoint static's priority" \
 expect_out "parsable: sizeof(ompi_proc_t)" '^mca:endpoint:base:proc_size:[0-9]+$'
 expect_out "parsable: whether procs have the run-time slot" \
     '^mca:endpoint:base:dynamic_slot:(yes|no)$'
+# the btl framework (herd_send/herd_recv, docs/btl.md): its transports, inside libherd, each
+# with its endpoint tag, and their variables
+herd_info
+for c in self sm tcp; do
+    expect_out "btl $c is listed, static" "MCA btl: $c \(v[0-9.]+, static\)"
+    expect_out "btl $c has its endpoint tag" "MCA endpoint: compile-time tags: .*$c \(slot [0-9]+, btl-$c\)"
+done
+herd_info --parsable --param btl all
+expect_rc "herd-info --param btl all runs" 0
+for v in btl btl_base_verbose btl_self_priority btl_sm_priority btl_sm_num_cells btl_sm_cell_size \
+    btl_tcp_priority btl_tcp_connect_timeout btl_tcp_max_message btl_tcp_use_rm_endpoint; do
+    expect_out "parsable: btl variable $v" "^mca:btl:[a-z]+:param:$v:value:"
+done
 
 herd_info --all
 expect_rc "herd-info --all runs" 0

@@ -27,7 +27,8 @@ typedef enum {
     HERD_ERR_UNREACH = -15,              /* a peer cannot be reached */
     HERD_ERR_AUTH = -16,                 /* authentication failed */
     HERD_ERR_SILENT = -17,               /* already reported: do not report again */
-    HERD_ERR_MAX = -18                   /* one past the last error code */
+    HERD_ERR_TRUNCATE = -18,             /* a message is larger than the buffer given for it */
+    HERD_ERR_MAX = -19                   /* one past the last error code */
 } herd_status_t;
 #endif /* HERD_STATUS_CODES_DEFINED */
 

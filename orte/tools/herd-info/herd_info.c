@@ -461,7 +461,9 @@ static int print_job(const char *jobid)
                 found++;
             }
         } else if (0 == strncmp(entry->d_name, own, strlen(own)) &&
-                   NULL == strstr(entry->d_name, ".launch-")) {
+                   NULL == strstr(entry->d_name, ".launch-") &&
+                   NULL == strstr(entry->d_name, ".sm")) {
+            /* (a job's launch segments and btl sm rings are no job ids to offer) */
             /* "herd-<uid>-<jobid>-<node>": offer the job ids that do exist */
             const char *id = entry->d_name + strlen(own);
             const char *dash = strchr(id, '-');

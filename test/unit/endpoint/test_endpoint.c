@@ -191,15 +191,15 @@ static void test_slot_for_tag(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* the proc structure */
 
-/* sizeof(ompi_proc_t) is the slots plus the rank padded to pointer alignment, or the rank alone
- * without any slot (docs/endpoint.md). A field added to the struct fails this test: update the
- * formula and the doc's table together. */
+/* sizeof(ompi_proc_t) is the slots plus the rank and the btl choice padded to pointer alignment,
+ * or those two alone (8 bytes) without any slot (docs/endpoint.md). A field added to the struct
+ * fails this test: update the formula and the doc's table together. */
 static void test_proc_size(void **state)
 {
     const size_t align = _Alignof(void *);
     size_t rank_padded = (sizeof(uint32_t) + align - 1) / align * align;
     size_t expected = (0 == HERD_ENDPOINT_SLOT_COUNT)
-                          ? sizeof(uint32_t)
+                          ? 2 * sizeof(uint32_t)
                           : HERD_ENDPOINT_SLOT_COUNT * sizeof(void *) + rank_padded;
 
     assert_int_equal(sizeof(ompi_proc_t), expected);
@@ -209,7 +209,7 @@ static void test_proc_size(void **state)
         assert_int_equal(sizeof(ompi_proc_t), HERD_ENDPOINT_DYNAMIC_SLOTS ? 40 : 32);
 #else
         if (0 == HERD_ENDPOINT_STATIC_COUNT) {
-            assert_int_equal(sizeof(ompi_proc_t), HERD_ENDPOINT_DYNAMIC_SLOTS ? 16 : 4);
+            assert_int_equal(sizeof(ompi_proc_t), HERD_ENDPOINT_DYNAMIC_SLOTS ? 16 : 8);
         }
 #endif
     }

@@ -1,0 +1,11 @@
+/* What the btl base shares between its files (not for components). */
+#ifndef OMPI_MCA_BTL_BASE_BASE_H
+#define OMPI_MCA_BTL_BASE_BASE_H
+
+/* A proc's btl_choice is a uint8_t index into the started modules. */
+#define OMPI_BTL_BASE_MAX_MODULES 16
+
+/* Drop every unexpected message and forget the posted receives (framework close). */
+void ompi_btl_base_match_release(void);
+
+#endif /* OMPI_MCA_BTL_BASE_BASE_H */

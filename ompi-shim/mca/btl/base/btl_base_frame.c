@@ -1,0 +1,217 @@
+/* The btl framework object, the started modules in priority order, the per-peer choice of a
+ * module on the first message, and the progress loop over the modules. */
+#include "herd_config.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ompi-shim/mca/btl/base/base.h"
+#include "ompi-shim/mca/btl/btl.h"
+#include "ompi-shim/proc/proc.h"
+#include "opal/mca/mca.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+#include "ompi-shim/mca/btl/base/static-components.h"
+
+opal_mca_framework_t ompi_btl_base_framework = OPAL_MCA_FRAMEWORK_INIT(
+    ompi, btl,
+    "Byte transfer between the processes of a job (herd_send/herd_recv): every available "
+    "transport is used, the first that reaches a peer (by priority) carries its messages",
+    true, ompi_btl_static_components);
+
+/* The framework's one piece of state: the modules that started, highest priority first (a
+ * proc's btl_choice indexes it), and what the runtime gave them. */
+static struct {
+    bool open;
+    ompi_btl_rte_t rte;
+    const ompi_btl_module_t *modules[OMPI_BTL_BASE_MAX_MODULES];
+    size_t num_modules;
+} btl_base;
+
+bool ompi_btl_base_is_open(void)
+{
+    return btl_base.open;
+}
+
+int ompi_btl_base_open(const ompi_btl_rte_t *rte)
+{
+    opal_mca_framework_t *fw = &ompi_btl_base_framework;
+    int rc;
+
+    if (btl_base.open) {
+        return HERD_SUCCESS;
+    }
+    rc = opal_mca_framework_open_select(fw);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    btl_base.rte = *rte;
+    btl_base.num_modules = 0;
+    for (size_t i = 0; i < fw->num_selected && btl_base.num_modules < OMPI_BTL_BASE_MAX_MODULES;
+         ++i) {
+        const ompi_btl_module_t *module = fw->selected[i]->module;
+
+        rc = module->init(&btl_base.rte, ompi_btl_base_deliver);
+        if (HERD_SUCCESS != rc) {
+            /* the others may still reach every peer: say it where someone looking will see */
+            opal_output_verbose(1, fw->output,
+                                "rank %u: the %s transport could not start (%s) and is "
+                                "not used",
+                                rte->my_rank, module->name, opal_strerror(rc));
+            continue;
+        }
+        opal_output_verbose(10, fw->output, "rank %u: %s started (priority %d)", rte->my_rank,
+                            module->name, fw->selected[i]->priority);
+        btl_base.modules[btl_base.num_modules++] = module;
+    }
+    if (0 == btl_base.num_modules) {
+        opal_show_help("help-btl-base.txt", "no-transport", true, rte->my_rank,
+                       NULL != fw->selection ? fw->selection : "");
+        opal_mca_framework_close(fw);
+        return HERD_ERR_NOT_FOUND;
+    }
+    btl_base.open = true;
+    return HERD_SUCCESS;
+}
+
+static void count_procs(ompi_proc_t *proc, void *data)
+{
+    size_t *count = data;
+    (void) proc;
+    (*count)++;
+}
+
+/* a framework opened again may start other modules: no proc keeps an index into this list */
+static void forget_choice(ompi_proc_t *proc, void *data)
+{
+    (void) data;
+    proc->btl_choice = 0;
+}
+
+void ompi_btl_base_close(void)
+{
+    opal_mca_framework_t *fw = &ompi_btl_base_framework;
+
+    if (!btl_base.open) {
+        ompi_btl_base_match_release(); /* what was delivered without the framework (tests) */
+        return;
+    }
+    if (opal_output_get_verbosity(fw->output) >= 5) {
+        /* what the lazy add cost: a ring process shows 2 peers, not the job's size */
+        char line[512];
+        size_t used = 0;
+        size_t procs = 0;
+
+        ompi_proc_foreach(count_procs, &procs);
+        for (size_t i = 0; i < btl_base.num_modules && used < sizeof(line); ++i) {
+            int n = snprintf(line + used, sizeof(line) - used, "%s%s %zu", 0 == i ? "" : ", ",
+                             btl_base.modules[i]->name, btl_base.modules[i]->num_peers());
+            used += n > 0 ? (size_t) n : 0;
+        }
+        opal_output(fw->output,
+                    "rank %u at finalize: %zu procs in the proc table; peers per btl: %s; "
+                    "%zu unexpected messages",
+                    btl_base.rte.my_rank, procs, line, ompi_btl_base_num_unexpected());
+    }
+    /* herd_send returned for what is still queued: it must reach its peers before we go (a
+     * peer gone makes its module drop its queue, so this ends) */
+    for (;;) {
+        size_t pending = 0;
+        for (size_t i = 0; i < btl_base.num_modules; ++i) {
+            pending += btl_base.modules[i]->pending();
+        }
+        if (0 == pending || ompi_btl_base_progress() < 0) {
+            break;
+        }
+        sched_yield();
+    }
+    for (size_t i = btl_base.num_modules; i > 0; --i) {
+        btl_base.modules[i - 1]->finalize();
+    }
+    ompi_proc_foreach(forget_choice, NULL);
+    ompi_btl_base_match_release();
+    btl_base.num_modules = 0;
+    btl_base.open = false;
+    opal_mca_framework_close(fw);
+}
+
+/* The first message to peer: the first started module (priority order) that reaches it and can
+ * add it; the choice stays in the proc. */
+static int choose_module(uint32_t peer, ompi_proc_t **out)
+{
+    ompi_proc_t *proc;
+    int rc = ompi_proc_lookup(peer, &proc);
+
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    for (size_t i = 0; i < btl_base.num_modules; ++i) {
+        const ompi_btl_module_t *module = btl_base.modules[i];
+
+        if (!module->reachable(peer)) {
+            continue;
+        }
+        rc = module->add_peer(proc);
+        if (HERD_SUCCESS != rc) {
+            opal_output_verbose(1, ompi_btl_base_framework.output,
+                                "rank %u: %s cannot add rank %u (%s), trying the next "
+                                "transport",
+                                btl_base.rte.my_rank, module->name, peer, opal_strerror(rc));
+            continue;
+        }
+        proc->btl_choice = (uint8_t) (i + 1);
+        opal_output_verbose(10, ompi_btl_base_framework.output, "rank %u -> rank %u: %s",
+                            btl_base.rte.my_rank, peer, module->name);
+        *out = proc;
+        return HERD_SUCCESS;
+    }
+    return HERD_ERR_UNREACH;
+}
+
+int ompi_btl_base_send(uint32_t peer, int tag, const void *buf, size_t len)
+{
+    /* the hot path: the proc by index, its module by index, one call */
+    ompi_proc_t *proc = ompi_proc_find(peer);
+    int rc;
+
+    if (NULL != proc && 0 != proc->btl_choice) {
+        return btl_base.modules[proc->btl_choice - 1]->send(proc, tag, buf, len);
+    }
+    if (!btl_base.open) {
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+    if (peer >= btl_base.rte.job_size) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    rc = choose_module(peer, &proc);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    return btl_base.modules[proc->btl_choice - 1]->send(proc, tag, buf, len);
+}
+
+int ompi_btl_base_progress(void)
+{
+    int events = 0;
+
+    for (size_t i = 0; i < btl_base.num_modules; ++i) {
+        int rc = btl_base.modules[i]->progress();
+        if (rc < 0) {
+            return rc;
+        }
+        events += rc;
+    }
+    return events;
+}
+
+const ompi_btl_module_t *ompi_btl_base_peer_module(uint32_t peer)
+{
+    ompi_proc_t *proc = ompi_proc_find(peer);
+
+    if (!btl_base.open || NULL == proc || 0 == proc->btl_choice) {
+        return NULL;
+    }
+    return btl_base.modules[proc->btl_choice - 1];
+}

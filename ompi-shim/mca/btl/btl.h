@@ -1,0 +1,117 @@
+/* The btl framework: byte transfer between the processes of a job (docs/btl.md). Every
+ * available component is kept, ordered by priority; the base picks for each peer, on the first
+ * message to it, the first module that can reach it, and caches that choice in the peer's proc.
+ * Modules move whole tagged messages and hand every one they receive up through one callback;
+ * the base matches them against posted receives, so a module stays small. Internal to libherd
+ * (hidden). Not thread-safe, like the rest of libherd. */
+#ifndef OMPI_MCA_BTL_H
+#define OMPI_MCA_BTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ompi-shim/proc/proc.h"
+#include "opal/mca/mca.h"
+
+#define OPAL_MCA_btl_INTERFACE_VERSION 1u
+
+/* What a module may ask of the runtime: libherd's job information and modex, as a table of
+ * functions rather than calls into libherd, so a module built outside libherd (a DSO given this
+ * table) needs no symbol from it, and unit tests can run a module without a job. */
+typedef struct ompi_btl_rte {
+    uint32_t my_rank;
+    uint32_t job_size;
+    uint32_t my_node;
+    const char *jobid;     /* "<dvm>.<seq>" */
+    const char *node_name; /* this process's node (names of sm segments) */
+    /* herd_peer_node, herd_peer_endpoint, herd_put, herd_commit, herd_get, herd_last_error */
+    int (*peer_node)(uint32_t peer, uint32_t *node);
+    int (*peer_endpoint)(uint32_t peer, const char *fabric, void *addr, size_t *len);
+    int (*put)(const char *key, const void *value, size_t len);
+    int (*commit)(void);
+    int (*get)(uint32_t peer, const char *key, void **value, size_t *len);
+    const char *(*last_error)(void);
+} ompi_btl_rte_t;
+
+/* A whole message received from src: the module owns data, which is valid only during the call
+ * (the base copies it into a posted receive or its unexpected queue). */
+typedef void (*ompi_btl_deliver_fn_t)(uint32_t src, int tag, const void *data, size_t len);
+
+/* A transport. Per-peer state lives in proc->endpoint[the component's tag] (a plain index),
+ * created by add_peer or when the peer's first message arrives. */
+typedef struct ompi_btl_module {
+    const char *name; /* the component's: "self", "sm", "tcp" */
+    /* Start (at the first messaging call, once): what makes this process reachable (sm's
+     * receive segment, tcp's listener), nothing per peer. A failure drops the module. */
+    int (*init)(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver);
+    /* Cheap: can this module reach peer at all (self: my rank; sm: my node; tcp: anyone)? */
+    bool (*reachable)(uint32_t peer);
+    /* Make proc's endpoint (map the peer's segment, open the connection or start to); called
+     * once per peer, on the first message to it. */
+    int (*add_peer)(ompi_proc_t *proc);
+    /* Send len bytes of buf with tag to proc (added). On return buf may be reused: the module
+     * has sent or copied what it could not send yet, and pushes that on from progress. */
+    int (*send)(ompi_proc_t *proc, int tag, const void *buf, size_t len);
+    /* Move what can move now without blocking; the number of events handled (0: idle), or a
+     * negative status for a failure the caller must see (a peer gone). */
+    int (*progress)(void);
+    /* Messages accepted by send and not yet handed to the wire or the peer's memory (the base
+     * progresses until it is 0 before finalize: herd_send returned, so they must arrive). */
+    size_t (*pending)(void);
+    /* Release every endpoint (clearing the procs' slots) and what init made. */
+    void (*finalize)(void);
+    /* Peers this module holds an endpoint for (verbose output, tests). */
+    size_t (*num_peers)(void);
+} ompi_btl_module_t;
+
+OPAL_EXPORT extern opal_mca_framework_t ompi_btl_base_framework;
+
+/* Any source / any tag for receives (the values herd.h exports). */
+#define OMPI_BTL_ANY_SOURCE UINT32_MAX
+#define OMPI_BTL_ANY_TAG    (-1)
+
+/* A receive, posted to the matching engine. The caller owns it; the base fills the results. */
+typedef struct ompi_btl_recv {
+    struct ompi_btl_recv *next;
+    uint32_t want_src; /* or OMPI_BTL_ANY_SOURCE */
+    int want_tag;      /* or OMPI_BTL_ANY_TAG */
+    void *buf;
+    size_t cap;
+    /* results */
+    bool done;
+    int status; /* HERD_SUCCESS, or HERD_ERR_TRUNCATE (cap bytes were copied) */
+    uint32_t src;
+    int tag;
+    size_t len; /* of the message, also when truncated */
+} ompi_btl_recv_t;
+
+/* Open the framework and start every selected module with rte (copied). Selection:
+ * HERD_MCA_btl ("self,sm" / "^tcp"). HERD_ERR_NOT_FOUND when no module could start. Opening an
+ * open framework does nothing. */
+int ompi_btl_base_open(const ompi_btl_rte_t *rte);
+/* Finalize the modules (their endpoints) and close; nothing when not open. */
+void ompi_btl_base_close(void);
+bool ompi_btl_base_is_open(void);
+
+/* Send to peer (blocking until buf may be reused: modules copy what they cannot send at once).
+ * The first message to a peer chooses its module. HERD_ERR_UNREACH when none reaches it. */
+int ompi_btl_base_send(uint32_t peer, int tag, const void *buf, size_t len);
+/* Post a receive: matched at once against the unexpected queue (done may be true on return),
+ * else when a message arrives. */
+int ompi_btl_base_post_recv(ompi_btl_recv_t *recv);
+/* Take a receive that is not done out of the posted queue (finalize, tests). */
+void ompi_btl_base_cancel_recv(ompi_btl_recv_t *recv);
+/* Progress every module once; the events handled, or a negative status. */
+int ompi_btl_base_progress(void);
+
+/* The module used for peer, or NULL before the first message to it. */
+const ompi_btl_module_t *ompi_btl_base_peer_module(uint32_t peer);
+/* Messages received and not yet matched (tests, verbose output). */
+size_t ompi_btl_base_num_unexpected(void);
+
+/* The matching engine's entry for every message a module receives (the deliver callback).
+ * Exposed for the unit tests, which feed it directly. */
+void ompi_btl_base_deliver(uint32_t src, int tag, const void *data, size_t len);
+
+#endif /* OMPI_MCA_BTL_H */

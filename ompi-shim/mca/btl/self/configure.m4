@@ -1,0 +1,5 @@
+dnl btl self: messages a process sends to itself; always built.
+AC_DEFUN([HERD_MCA_ompi_btl_self_CONFIG], [
+    HERD_MCA_ENDPOINT_TAG([self])
+    $1
+])

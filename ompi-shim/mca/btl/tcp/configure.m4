@@ -1,0 +1,5 @@
+dnl btl tcp: messages over TCP sockets; always built (POSIX sockets).
+AC_DEFUN([HERD_MCA_ompi_btl_tcp_CONFIG], [
+    HERD_MCA_ENDPOINT_TAG([tcp])
+    $1
+])
