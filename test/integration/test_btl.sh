@@ -72,9 +72,10 @@ expect_out "$w: rank 0 uses sm to rank 2 and tcp to 1 and 3" \
 expect_out "$w: rank 3 uses sm to rank 1 and tcp to 0 and 2" \
     "^rank 3: alltoall ok, 4 peers x 100000 bytes, via 0:tcp 1:sm 2:tcp 3:self$"
 
-# tcp's address: the RM-assigned endpoint on this host, or the modex when told not to use it
-run_ok "tcp at the RM-assigned endpoints" -n 2 --mca btl self,tcp --mca btl_base_verbose 5 \
-    "$PROG" pingpong 10
+# tcp's address: the RM-assigned endpoint on this host (a job on this host alone gets one when
+# the fabric inventory is asked for), or the modex when told not to use it
+run_ok "tcp at the RM-assigned endpoints" -n 2 --mca dvm_fabric_inventory all --mca btl self,tcp \
+    --mca btl_base_verbose 5 "$PROG" pingpong 10
 expect_err "tcp at the RM-assigned endpoints: rank 1 listens at its port" \
     "rank 1: tcp listens at its RM-assigned endpoint 127\.0\.0\.1:[0-9]+"
 expect_err "tcp at the RM-assigned endpoints: rank 0 connects there" \
