@@ -96,6 +96,9 @@ typedef struct opal_mca_framework {
      * as loading one can cost more than everything else the program does (libfabric: 0.2 s).
      * Its variables then stay unknown to the program. */
     bool load_selected_only;
+    /* Set before the framework is registered: the selection's default in this program (NULL:
+     * every component). A selection the user makes still wins. */
+    const char *default_selection;
 } opal_mca_framework_t;
 
 /* Declares a framework object statically (in the framework's base). */

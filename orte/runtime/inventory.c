@@ -6,7 +6,6 @@
 
 #include <hwloc.h>
 
-#include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/topology.h"
@@ -65,26 +64,8 @@ static uint32_t count_type(hwloc_topology_t topology, hwloc_obj_type_t type)
  * (libfabric, UCX) is most of a fabric inventory's cost. A selection the user made wins. */
 static int open_fabric(const char *components)
 {
-    /* the selection variable's storage here until the framework registers it too */
-    static char *selection;
     if (0 != strcmp(components, "all") && !opal_fabric_base_framework.registered) {
-        selection = NULL;
-        int index = opal_mca_var_register_framework(
-            "fabric", "",
-            "Which fabric components to use: a comma-separated list (a,b) keeps only those, a "
-            "list starting with ^ (^a,b) excludes those",
-            OPAL_MCA_VAR_STRING, &selection);
-        opal_mca_var_info_t info;
-        if (index < 0) {
-            return index;
-        }
-        if (HERD_SUCCESS == opal_mca_var_get_info(index, &info) &&
-            OPAL_MCA_VAR_SOURCE_DEFAULT == info.source) {
-            int rc = opal_mca_var_set_value(index, components);
-            if (HERD_SUCCESS != rc) {
-                return rc;
-            }
-        }
+        opal_fabric_base_framework.default_selection = components;
         /* the components left out are not even loaded: that is the saving */
         opal_fabric_base_framework.load_selected_only = true;
     }

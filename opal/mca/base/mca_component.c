@@ -124,14 +124,17 @@ static int collect_path(const char *path, void *data)
     return 0;
 }
 
-/* Whether a selection ("a,b" or "^a,b"; NULL or "" selects all) leaves component name out. */
+/* Whether a selection ("a,b" or "^a,b"; NULL or "" selects all) leaves component name out. A
+ * selection that does not parse leaves nothing out: the framework's open reports it. */
 static bool selection_leaves_out(const char *selection, const char *name)
 {
-    if (NULL == selection || '\0' == selection[0]) {
+    bool exclude = false, mixed = false;
+    char **names = NULL;
+    if (HERD_SUCCESS != opal_mca_split_selection(selection, &exclude, &names, &mixed) ||
+        NULL == names || mixed) {
+        opal_argv_free(names);
         return false;
     }
-    bool exclude = '^' == selection[0];
-    char **names = opal_argv_split(selection + (exclude ? 1 : 0), ',');
     bool listed = opal_argv_find(names, name) >= 0;
     opal_argv_free(names);
     return listed == exclude;

@@ -164,19 +164,15 @@ static const char *selection_source(const opal_mca_framework_t *fw)
     return fw->name;
 }
 
-int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selection,
-                             bool *exclude, char ***names)
+int opal_mca_split_selection(const char *selection, bool *exclude, char ***names, bool *mixed)
 {
-    char **list = NULL;
-    bool is_exclude = false;
-    int rc = HERD_SUCCESS;
-
+    *exclude = false;
+    *names = NULL;
+    *mixed = false;
     if (NULL == selection || '\0' == selection[0]) {
-        *exclude = false;
-        *names = NULL;
         return HERD_SUCCESS;
     }
-    list = opal_argv_split(selection, ',');
+    char **list = opal_argv_split(selection, ',');
     if (NULL == list) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
@@ -184,36 +180,54 @@ int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selecti
     for (size_t i = 0; i < count; ++i) {
         char *name = list[i];
         bool negated = ('^' == name[0]);
-        /* "^a,b" excludes both a and b; a '^' on a later name as well is harmless. */
         if (0 == i) {
-            is_exclude = negated;
-        } else if (negated && !is_exclude) {
-            char *available = component_names(fw);
-            opal_show_help(help_file, "selection-mixed", true, selection, fw->name,
-                           selection_source(fw), fw->name, available ? available : "");
-            free(available);
-            rc = HERD_ERR_BAD_PARAM;
-            goto out;
+            *exclude = negated;
+        } else if (negated && !*exclude) {
+            *mixed = true;
         }
         if (negated) {
             memmove(name, name + 1, strlen(name));
-        }
-        bool known = false;
-        for (size_t c = 0; c < fw->num_components; ++c) {
-            known = known || 0 == strcmp(fw->components[c].component->name, name);
-        }
-        if (!known) {
-            char *available = component_names(fw);
-            opal_show_help(help_file, "selection-unknown", true, fw->name, name,
-                           selection_source(fw), selection, available ? available : "");
-            free(available);
-            rc = HERD_ERR_BAD_PARAM;
-            goto out;
         }
     }
     if (0 == count) {
         opal_argv_free(list);
         list = NULL;
+    }
+    *names = list;
+    return HERD_SUCCESS;
+}
+
+int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selection,
+                             bool *exclude, char ***names)
+{
+    char **list = NULL;
+    bool is_exclude = false, mixed = false;
+    int rc = opal_mca_split_selection(selection, &is_exclude, &list, &mixed);
+
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if (mixed) {
+        char *available = component_names(fw);
+        opal_show_help(help_file, "selection-mixed", true, selection, fw->name,
+                       selection_source(fw), fw->name, available ? available : "");
+        free(available);
+        rc = HERD_ERR_BAD_PARAM;
+        goto out;
+    }
+    for (char **name = list; NULL != name && NULL != *name; ++name) {
+        bool known = false;
+        for (size_t c = 0; c < fw->num_components; ++c) {
+            known = known || 0 == strcmp(fw->components[c].component->name, *name);
+        }
+        if (!known) {
+            char *available = component_names(fw);
+            opal_show_help(help_file, "selection-unknown", true, fw->name, *name,
+                           selection_source(fw), selection, available ? available : "");
+            free(available);
+            rc = HERD_ERR_BAD_PARAM;
+            goto out;
+        }
     }
     *exclude = is_exclude;
     *names = list;
@@ -236,7 +250,7 @@ int opal_mca_framework_register(opal_mca_framework_t *fw)
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    fw->selection = NULL;
+    fw->selection = (char *) fw->default_selection;
     snprintf(help, sizeof(help),
              "Which %s components to use: a comma-separated list (a,b) keeps only those, a list "
              "starting with ^ (^a,b) excludes those",
