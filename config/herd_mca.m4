@@ -18,6 +18,11 @@ AC_DEFUN([HERD_MCA_INIT], [
 dnl HERD_MCA_ENDPOINT_TAG(name): declared inside a component's CONFIG macro.
 AC_DEFUN([HERD_MCA_ENDPOINT_TAG], [herd_mca_pending_tags="$herd_mca_pending_tags $1"])
 
+dnl HERD_MCA_TRANSPORT_DSO: declared inside a btl component's CONFIG macro when the component is
+dnl a front that loads its transport from a DSO (ompi-shim/mca/btl/btl.h): the component's build
+dnl folder joins the uninstalled component path, where the front looks for the DSO.
+AC_DEFUN([HERD_MCA_TRANSPORT_DSO], [herd_mca_pending_dso=yes])
+
 dnl HERD_MCA_COMPONENT(layer-id, layer-dir, framework, component)
 AC_DEFUN([HERD_MCA_COMPONENT], [
     m4_ifndef([HERD_MCA_$1_$3_$4_CONFIG],
@@ -25,6 +30,7 @@ AC_DEFUN([HERD_MCA_COMPONENT], [
     AC_MSG_CHECKING([whether to build component $3 $4])
     herd_mca_reason=
     herd_mca_pending_tags=
+    herd_mca_pending_dso=no
     herd_mca_build=no
     herd_mca_static=no
     AS_CASE([",$herd_mca_disabled,"],
@@ -46,6 +52,9 @@ AC_DEFUN([HERD_MCA_COMPONENT], [
             MCA_$1_DSO_SUBDIRS="$MCA_$1_DSO_SUBDIRS mca/$3/$4"
             MCA_DSO_BUILD_PATH="$MCA_DSO_BUILD_PATH${MCA_DSO_BUILD_PATH:+:}\$(abs_top_builddir)/$2/mca/$3/$4"
             herd_mca_how=DSO
+        ])
+        AS_IF([test "$herd_mca_pending_dso" = yes], [
+            MCA_DSO_BUILD_PATH="$MCA_DSO_BUILD_PATH${MCA_DSO_BUILD_PATH:+:}\$(abs_top_builddir)/$2/mca/$3/$4"
         ])
         for herd_tag in $herd_mca_pending_tags; do
             herd_endpoint_tags="$herd_endpoint_tags $herd_tag:$3-$4"

@@ -65,6 +65,51 @@ typedef struct ompi_btl_module {
     size_t (*num_peers)(void);
 } ompi_btl_module_t;
 
+/* ------------------------------------------------------------------------------------------
+ * Transports in their own DSO (docs/btl.md, "Transport libraries"). A transport whose library is
+ * costly to load (libfabric, UCX) must not be linked into every program that links libherd. Its
+ * component, linked into libherd like the others, is a small front: it registers the variables
+ * and, when the framework starts its module, loads the transport proper from the DSO
+ * "herd-btl-<name>.so", found in the folders of the MCA component path. The DSO links only its
+ * own library: what it needs of libherd comes through the tables below, so it holds no
+ * reference to a libherd symbol (libherd exports only herd_*, and keeps opal hidden). */
+
+#ifndef OMPI_BTL_DSO_ABI_VERSION /* a unit test builds a stub DSO for another version */
+#define OMPI_BTL_DSO_ABI_VERSION 1u
+#endif
+
+typedef struct ompi_btl_dso_services {
+    uint32_t abi_version;       /* OMPI_BTL_DSO_ABI_VERSION: the layout of this table */
+    uint32_t interface_version; /* OPAL_MCA_btl_INTERFACE_VERSION: the module's layout */
+    /* the front component's variable values; the layout is the component's own header */
+    const void *params;
+    /* ompi_proc_lookup (creates) and ompi_proc_find (never creates) */
+    int (*proc_lookup)(uint32_t rank, ompi_proc_t **proc);
+    ompi_proc_t *(*proc_find)(uint32_t rank);
+    /* printed on the btl framework's stream when level <= btl_base_verbose */
+    void (*verbose)(int level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+    /* opal_show_help: topic from the help catalog file (the DSO's help file is installed with
+     * the others), with an error frame */
+    int (*show_help)(const char *file, const char *topic, int want_error_header, ...);
+    const char *(*strerror)(int status);
+} ompi_btl_dso_services_t;
+
+/* The one symbol a transport DSO exports, "herd_btl_<name>_transport": check svc (versions),
+ * keep it (it outlives the module), and return the module, whose init the front then calls.
+ * NULL with a sentence in why (what is wrong and what to do) when it cannot serve. */
+typedef const ompi_btl_module_t *(*ompi_btl_dso_entry_fn_t)(const ompi_btl_dso_services_t *svc,
+                                                           char *why, size_t why_len);
+
+/* For a front component's init: load "herd-btl-<front->name>.so", get its module, start it
+ * with rte and deliver, and copy its operations into *front, so the base calls the DSO's
+ * functions straight (no forwarding). params: the front's variables (services.params).
+ * A DSO that is missing, refuses, or fails init: a status, the reason on the btl stream at
+ * verbosity 1, and *front unchanged (the base then drops it like any module that fails
+ * init). The DSO stays loaded until the process exits (libfabric and UCX must not be
+ * unloaded while their threads or handlers may still run). */
+int ompi_btl_base_dso_front_init(ompi_btl_module_t *front, const void *params,
+                                 const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver);
+
 OPAL_EXPORT extern opal_mca_framework_t ompi_btl_base_framework;
 
 /* Any source / any tag for receives (the values herd.h exports). */

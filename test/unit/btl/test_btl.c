@@ -225,6 +225,84 @@ static void test_stub_and_version(void **state)
     assert_string_equal(open_with("^stub", names, sizeof(names)), "self,sm,tcp");
 }
 
+/* A front component loading its transport from a DSO: found on the component path (also in
+ * .libs), started, its operations copied into the front; missing, refused (another services
+ * version) and failing init each leave the front as it was, with the reason on the stream. */
+static int front_init_calls;
+static int front_init(const ompi_btl_rte_t *r, ompi_btl_deliver_fn_t deliver)
+{
+    (void) r, (void) deliver;
+    ++front_init_calls;
+    return HERD_SUCCESS;
+}
+
+static void test_dso_front(void **state)
+{
+    char names[256], path[4096];
+    int init_status = HERD_SUCCESS;
+    (void) state;
+
+    snprintf(path, sizeof(path), "/nonexistent:%s:%s", STUB_DIR, build_component_path);
+    setenv("HERD_MCA_component_path", path, 1);
+    setenv("HERD_MCA_btl_base_verbose", "10", 1);
+    /* the framework's stream is open, as it is when the base starts a front */
+    assert_string_equal(open_with("self", names, sizeof(names)), "self");
+
+    ompi_btl_module_t front = {.name = "stubtr", .init = front_init};
+    herd_test_capture_start(&stderr_capture);
+    int rc = ompi_btl_base_dso_front_init(&front, &init_status, &rte, ompi_btl_base_deliver);
+    char *err = herd_test_capture_stop(&stderr_capture);
+    assert_int_equal(rc, HERD_SUCCESS);
+    assert_contains(err, "stub transport started for rank 2");
+    assert_contains(err, "the stubtr transport is loaded from");
+    free(err);
+    assert_string_equal(front.name, "stubtr");
+    assert_ptr_equal(front.init, front_init);
+    assert_non_null(front.send);
+    assert_true(front.reachable(5));
+    /* the DSO reaches the proc table through the services */
+    ompi_proc_t *proc = NULL;
+    assert_int_equal(ompi_proc_lookup(MY_RANK, &proc), HERD_SUCCESS);
+    assert_int_equal(front.add_peer(proc), HERD_SUCCESS);
+    assert_int_equal(front.num_peers(), 1);
+    ompi_btl_recv_t r = posted(MY_RANK, 9, names, sizeof(names));
+    assert_int_equal(ompi_btl_base_post_recv(&r), HERD_SUCCESS);
+    assert_int_equal(front.send(proc, 9, "hello", 6), HERD_SUCCESS);
+    assert_true(r.done);
+    assert_string_equal(names, "hello");
+    front.finalize();
+    assert_int_equal(front_init_calls, 0);
+
+    /* missing: says where it looked and how to leave the transport out */
+    ompi_btl_module_t missing = {.name = "nosuch", .init = front_init};
+    herd_test_capture_start(&stderr_capture);
+    rc = ompi_btl_base_dso_front_init(&missing, &init_status, &rte, ompi_btl_base_deliver);
+    err = herd_test_capture_stop(&stderr_capture);
+    assert_int_equal(rc, HERD_ERR_NOT_FOUND);
+    assert_contains(err, "herd-btl-nosuch.so is in no folder of the component path");
+    assert_contains(err, "--mca btl ^nosuch");
+    free(err);
+    assert_null(missing.send);
+
+    /* built for another services version: the DSO refuses, with its reason */
+    ompi_btl_module_t old = {.name = "stubold", .init = front_init};
+    herd_test_capture_start(&stderr_capture);
+    rc = ompi_btl_base_dso_front_init(&old, &init_status, &rte, ompi_btl_base_deliver);
+    err = herd_test_capture_stop(&stderr_capture);
+    assert_int_equal(rc, HERD_ERR_NOT_AVAILABLE);
+    assert_contains(err, "refused to start: built for services version 999");
+    free(err);
+    assert_null(old.send);
+
+    /* init fails: the status comes back and the front is untouched */
+    ompi_btl_module_t failing = {.name = "stubtr", .init = front_init};
+    init_status = HERD_ERR_UNREACH;
+    rc = ompi_btl_base_dso_front_init(&failing, &init_status, &rte, ompi_btl_base_deliver);
+    assert_int_equal(rc, HERD_ERR_UNREACH);
+    assert_null(failing.send);
+    unsetenv("HERD_MCA_btl_base_verbose");
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the per-peer choice */
 
@@ -630,6 +708,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_component, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priority_variable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stub_and_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dso_front, setup, teardown),
         cmocka_unit_test_setup_teardown(test_per_peer_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_order_and_wildcards, setup, teardown),
