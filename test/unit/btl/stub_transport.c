@@ -11,8 +11,8 @@
 #ifndef STUB_NAME
 #define STUB_NAME stubtr
 #endif
-#define STUB_STR_(x) #x
-#define STUB_STR(x)  STUB_STR_(x)
+#define STUB_STR_(x)   #x
+#define STUB_STR(x)    STUB_STR_(x)
 #define STUB_ENTRY_(n) herd_btl_##n##_transport
 #define STUB_ENTRY(n)  STUB_ENTRY_(n)
 
@@ -84,7 +84,7 @@ static const ompi_btl_module_t stub_module = {
 };
 
 OPAL_MODULE_EXPORT const ompi_btl_module_t *
-STUB_ENTRY(STUB_NAME)(const ompi_btl_dso_services_t *services, char *why, size_t why_len);
+    STUB_ENTRY(STUB_NAME)(const ompi_btl_dso_services_t *services, char *why, size_t why_len);
 
 OPAL_MODULE_EXPORT const ompi_btl_module_t *
 STUB_ENTRY(STUB_NAME)(const ompi_btl_dso_services_t *services, char *why, size_t why_len)

@@ -910,7 +910,18 @@ int main(void)
     if (0 != chdir(scratch_dir)) {
         return 1;
     }
-    failed = cmocka_run_group_tests(tests, NULL, NULL);
+    /* every case with processes started from spawner threads (the default), and again from the
+     * daemon's own thread (odls_default_spawners=0) */
+    failed = cmocka_run_group_tests_name("spawner threads", tests, NULL, NULL);
+    setenv("HERD_MCA_odls_default_spawners", "0", 1);
+    /* in a scratch folder of its own: the cases make fixed names in it */
+    snprintf(scratch_dir, sizeof(scratch_dir), "%s/again", template);
+    if (0 != mkdir(scratch_dir, 0700) || 0 != chdir(scratch_dir)) {
+        return 1;
+    }
+    failed += cmocka_run_group_tests_name("the daemon's thread", tests, NULL, NULL);
+    snprintf(scratch_dir, sizeof(scratch_dir), "%s", template);
+    unsetenv("HERD_MCA_odls_default_spawners");
     if (0 != chdir("/")) {
         return 1;
     }

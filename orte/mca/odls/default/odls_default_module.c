@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,24 +46,6 @@ typedef struct {
     char *late;       /* "program\0node\0cwd\0cpuset\0", for that message; NULL once known */
 } odls_default_proc_t;
 
-struct orte_odls {
-    opal_event_base_t *base;
-    orte_odls_callbacks_t callbacks;
-    orte_odls_base_sigchld_t *sigchld;
-    odls_default_proc_t *procs; /* live (not yet reported) processes */
-    size_t num_procs;
-    size_t max_procs;
-    /* Process groups sent SIGTERM by kill_all and not yet SIGKILLed: kept after their leader
-     * exits, because a member that ignores SIGTERM may outlive it. */
-    pid_t *doomed_groups;
-    size_t num_doomed;
-    size_t max_doomed;
-    opal_event_t *kill_timer;
-    bool kill_timer_armed;
-    bool told_simulated;
-    char *child_stack; /* ODLS_DEFAULT_CHILD_STACK bytes, for each child until its exec */
-};
-
 /* What the child may fail at before exec, reported to the parent through a pipe. */
 typedef enum {
     ODLS_CHILD_STDIO = 1,
@@ -92,6 +75,50 @@ typedef struct {
     pid_t parent; /* the launcher, for the child to check it is still there */
     int max_fd;
 } odls_child_plan_t;
+
+/* A plan the caller's memory may no longer hold when the child reads it: one allocation with
+ * copies of every string and array (a spawner thread starts the child while the daemon goes
+ * on, and frees it once the child has exec'd). */
+typedef struct odls_default_copy {
+    odls_child_plan_t plan; /* pointing into the rest of the allocation */
+    int extra_fds[ORTE_ODLS_MAX_EXTRA_FDS];
+} odls_default_copy_t;
+
+/* A thread that starts processes: as posix_spawn from a thread, its clone waits until the
+ * child has exec'd, and only this thread waits. */
+typedef struct {
+    pthread_t thread;
+    struct orte_odls *odls;
+    char *stack;                    /* the child's stack until its exec */
+    pthread_cond_t work;            /* a copy was handed over, or quit */
+    struct odls_default_copy *copy; /* the plan to start; NULL: idle */
+    pid_t tid;                      /* written by the kernel once the child exists */
+    int failed;                     /* clone's errno when it failed, else 0 */
+} odls_default_spawner_t;
+
+struct orte_odls {
+    opal_event_base_t *base;
+    orte_odls_callbacks_t callbacks;
+    orte_odls_base_sigchld_t *sigchld;
+    odls_default_proc_t *procs; /* live (not yet reported) processes */
+    size_t num_procs;
+    size_t max_procs;
+    /* Process groups sent SIGTERM by kill_all and not yet SIGKILLed: kept after their leader
+     * exits, because a member that ignores SIGTERM may outlive it. */
+    pid_t *doomed_groups;
+    size_t num_doomed;
+    size_t max_doomed;
+    opal_event_t *kill_timer;
+    bool kill_timer_armed;
+    bool told_simulated;
+    char *child_stack; /* ODLS_DEFAULT_CHILD_STACK bytes, for each child until its exec */
+    /* odls_default_spawners threads (none: the daemon's thread clones and waits), under lock */
+    odls_default_spawner_t spawners[ORTE_ODLS_DEFAULT_MAX_SPAWNERS];
+    int num_spawners;
+    pthread_mutex_t lock;
+    pthread_cond_t idle; /* a spawner finished a clone */
+    bool quit;
+};
 
 /* ------------------------------------------------------------------------------------------ */
 /* the child, between clone and exec */
@@ -178,8 +205,7 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
     }
     /* nothing else of the daemon's (sockets, other jobs' pipes) reaches the application; the
      * report pipe is close-on-exec */
-    odls_default_close_range((unsigned int) first_free, (unsigned int) report_fd - 1,
-                             plan->max_fd);
+    odls_default_close_range((unsigned int) first_free, (unsigned int) report_fd - 1, plan->max_fd);
     odls_default_close_range((unsigned int) report_fd + 1, ~0u, plan->max_fd);
 
     if (NULL != plan->cwd && 0 != chdir(plan->cwd)) {
@@ -439,6 +465,202 @@ static int odls_default_precheck(const odls_child_plan_t *plan, odls_child_failu
     return HERD_SUCCESS;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* starting from spawner threads */
+
+/* The strings of a NULL-terminated array: their count, and the bytes of their text. */
+static size_t odls_default_text_size(char *const *strings, size_t *count)
+{
+    size_t size = 0, n = 0;
+    while (NULL != strings && NULL != strings[n]) {
+        size += strlen(strings[n++]) + 1;
+    }
+    *count = n;
+    return size;
+}
+
+/* Copy count strings: the array to out, the text from *text on. */
+static void odls_default_copy_strings(char *const *strings, size_t count, char **out, char **text)
+{
+    for (size_t i = 0; i < count; ++i) {
+        size_t len = strlen(strings[i]) + 1;
+        memcpy(*text, strings[i], len);
+        out[i] = *text;
+        *text += len;
+    }
+    out[count] = NULL;
+}
+
+/* plan with every string, array and cpuset copied into one allocation (free once): the struct,
+ * the cpuset (longs) and the two pointer arrays first, so each is aligned, then the text. */
+static odls_default_copy_t *odls_default_copy_plan(const odls_child_plan_t *plan)
+{
+    size_t argc, envc;
+    size_t cpus_size = (NULL != plan->cpus) ? plan->cpus_size : 0; /* a multiple of a long */
+    size_t text = odls_default_text_size(plan->argv, &argc) +
+                  odls_default_text_size(plan->env, &envc) + strlen(plan->program) + 1 +
+                  (NULL != plan->cwd ? strlen(plan->cwd) + 1 : 0);
+    size_t arrays = (argc + 1 + envc + 1) * sizeof(char *);
+    odls_default_copy_t *copy = malloc(sizeof(*copy) + cpus_size + arrays + text);
+    if (NULL == copy) {
+        return NULL;
+    }
+    copy->plan = *plan;
+    char *cursor = (char *) (copy + 1);
+    if (NULL != plan->cpus) {
+        memcpy(cursor, plan->cpus, cpus_size);
+        copy->plan.cpus = (cpu_set_t *) (void *) cursor;
+        cursor += cpus_size;
+    }
+    char **argv = (char **) (void *) cursor;
+    char **env = argv + argc + 1;
+    char *strings = (char *) (env + envc + 1);
+    odls_default_copy_strings(plan->argv, argc, argv, &strings);
+    odls_default_copy_strings(plan->env, envc, env, &strings);
+    copy->plan.argv = argv;
+    copy->plan.env = env;
+    size_t len = strlen(plan->program) + 1;
+    memcpy(strings, plan->program, len);
+    copy->plan.program = strings;
+    strings += len;
+    if (NULL != plan->cwd) {
+        memcpy(strings, plan->cwd, strlen(plan->cwd) + 1);
+        copy->plan.cwd = strings;
+    }
+    if (plan->num_extra_fds > 0) {
+        memcpy(copy->extra_fds, plan->extra_fds, (size_t) plan->num_extra_fds * sizeof(int));
+    }
+    copy->plan.extra_fds = copy->extra_fds;
+    return copy;
+}
+
+static void *odls_default_spawner_main(void *arg)
+{
+    odls_default_spawner_t *sp = arg;
+    orte_odls_t *odls = sp->odls;
+
+    pthread_mutex_lock(&odls->lock);
+    for (;;) {
+        while (NULL == sp->copy && !odls->quit) {
+            pthread_cond_wait(&sp->work, &odls->lock);
+        }
+        if (NULL == sp->copy) {
+            break; /* quit, and nothing left to start */
+        }
+        odls_default_copy_t *copy = sp->copy;
+        pthread_mutex_unlock(&odls->lock);
+        /* This thread blocks every signal (create set it so), and the child inherits that
+         * mask until it resets it, so no handler runs in the child. The kernel writes the
+         * child's pid to sp->tid before the child runs, which is all launch() waits for. */
+        pid_t pid =
+            clone(odls_default_child_start, sp->stack + ODLS_DEFAULT_CHILD_STACK,
+                  CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, &copy->plan, &sp->tid);
+        int error = (pid < 0) ? errno : 0;
+        free(copy); /* the child has exec'd or exited: it no longer reads it */
+        pthread_mutex_lock(&odls->lock);
+        if (pid < 0) {
+            __atomic_store_n(&sp->failed, error, __ATOMIC_RELEASE);
+        }
+        sp->copy = NULL;
+        pthread_cond_broadcast(&odls->idle);
+    }
+    pthread_mutex_unlock(&odls->lock);
+    return NULL;
+}
+
+/* Start the plan's child from an idle spawner thread; its pid once the child exists (before it
+ * has exec'd: the spawner waits for that), or -1 with errno. */
+static pid_t odls_default_spawn(orte_odls_t *odls, const odls_child_plan_t *plan)
+{
+    odls_default_copy_t *copy = odls_default_copy_plan(plan);
+    if (NULL == copy) {
+        errno = ENOMEM;
+        return -1;
+    }
+    odls_default_spawner_t *sp = NULL;
+    pthread_mutex_lock(&odls->lock);
+    while (NULL == sp) {
+        for (int i = 0; i < odls->num_spawners && NULL == sp; ++i) {
+            if (NULL == odls->spawners[i].copy) {
+                sp = &odls->spawners[i];
+            }
+        }
+        if (NULL == sp) {
+            pthread_cond_wait(&odls->idle, &odls->lock);
+        }
+    }
+    __atomic_store_n(&sp->tid, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sp->failed, 0, __ATOMIC_RELAXED);
+    sp->copy = copy;
+    pthread_cond_signal(&sp->work);
+    pthread_mutex_unlock(&odls->lock);
+    /* A few microseconds: the spawner wakes and the kernel creates the child. Yielding lets
+     * the spawner run here when both cores are busy. */
+    for (;;) {
+        pid_t pid = __atomic_load_n(&sp->tid, __ATOMIC_ACQUIRE);
+        if (pid > 0) {
+            return pid;
+        }
+        int error = __atomic_load_n(&sp->failed, __ATOMIC_ACQUIRE);
+        if (0 != error) {
+            errno = error;
+            return -1;
+        }
+        sched_yield();
+    }
+}
+
+/* Start odls_default_spawners threads, every signal blocked in them (and so in the children
+ * they start until those reset their mask). Fewer threads than asked, even none, still work. */
+static void odls_default_start_spawners(orte_odls_t *odls)
+{
+    int want = orte_odls_default_spawners;
+    sigset_t all, saved;
+
+    if (want > ORTE_ODLS_DEFAULT_MAX_SPAWNERS) {
+        want = ORTE_ODLS_DEFAULT_MAX_SPAWNERS;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    for (int i = 0; i < want; ++i) {
+        odls_default_spawner_t *sp = &odls->spawners[i];
+        sp->odls = odls;
+        sp->stack = malloc(ODLS_DEFAULT_CHILD_STACK);
+        if (NULL == sp->stack || 0 != pthread_cond_init(&sp->work, NULL)) {
+            free(sp->stack);
+            sp->stack = NULL;
+            break;
+        }
+        if (0 != pthread_create(&sp->thread, NULL, odls_default_spawner_main, sp)) {
+            pthread_cond_destroy(&sp->work);
+            free(sp->stack);
+            sp->stack = NULL;
+            break;
+        }
+        odls->num_spawners++;
+    }
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* Only once no child of theirs lives: a child's parent is the thread that cloned it, and its
+ * PR_SET_PDEATHSIG fires when that thread ends. */
+static void odls_default_stop_spawners(orte_odls_t *odls)
+{
+    pthread_mutex_lock(&odls->lock);
+    odls->quit = true;
+    for (int i = 0; i < odls->num_spawners; ++i) {
+        pthread_cond_signal(&odls->spawners[i].work);
+    }
+    pthread_mutex_unlock(&odls->lock);
+    for (int i = 0; i < odls->num_spawners; ++i) {
+        odls_default_spawner_t *sp = &odls->spawners[i];
+        pthread_join(sp->thread, NULL);
+        pthread_cond_destroy(&sp->work);
+        free(sp->stack);
+    }
+    odls->num_spawners = 0;
+}
+
 static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *spec)
 {
     const char *node;
@@ -547,20 +769,27 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     memcpy(late + lens[0] + lens[1], NULL != spec->cwd ? spec->cwd : "", lens[2]);
     memcpy(late + lens[0] + lens[1] + lens[2], NULL != spec->cpuset ? spec->cpuset : "", lens[3]);
 
-    /* No handler of ours may run in the child before it resets them. */
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &saved);
     clock_gettime(CLOCK_MONOTONIC, &start);
-    /* As posix_spawn does: the child shares our memory on a stack of its own and we wait
-     * until it has exec'd (or failed). A fork would copy the page tables of a daemon that
-     * maps libpmix, hwloc and the job database, then pay a copy-on-write fault for every page
-     * either side touched next; its exec running on another core does not win that back
-     * (herdrun -n 64 /bin/true: 35 ms instead of 54 here; docs/odls.md has the price, in
-     * maximum RSS). The child writes nothing of ours but errno, and changes only what is its
-     * own: fds, dispositions, mask, directory. */
-    pid = clone(odls_default_child_start, odls->child_stack + ODLS_DEFAULT_CHILD_STACK,
-                CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-    sigprocmask(SIG_SETMASK, &saved, NULL);
+    if (odls->num_spawners > 0) {
+        /* A spawner thread clones and waits for the exec, while this thread goes on to the
+         * next process: execs on several cores at once, and the daemon's loop is not held
+         * up by a child waiting for a core. */
+        pid = odls_default_spawn(odls, &plan);
+    } else {
+        /* No handler of ours may run in the child before it resets them. */
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &saved);
+        /* As posix_spawn does: the child shares our memory on a stack of its own and we wait
+         * until it has exec'd (or failed). A fork would copy the page tables of a daemon that
+         * maps libpmix, hwloc and the job database, then pay a copy-on-write fault for every
+         * page either side touched next; its exec running on another core does not win that
+         * back (herdrun -n 64 /bin/true: 35 ms instead of 54 here; docs/odls.md has the price,
+         * in maximum RSS). The child writes nothing of ours but errno, and changes only what
+         * is its own: fds, dispositions, mask, directory. */
+        pid = clone(odls_default_child_start, odls->child_stack + ODLS_DEFAULT_CHILD_STACK,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+        sigprocmask(SIG_SETMASK, &saved, NULL);
+    }
     close(report[1]);
     report[1] = -1;
     if (pid < 0) {
@@ -817,6 +1046,9 @@ static int odls_default_create(opal_event_base_t *base, const orte_odls_callback
     if (HERD_SUCCESS != rc) {
         goto err_timer;
     }
+    pthread_mutex_init(&odls->lock, NULL);
+    pthread_cond_init(&odls->idle, NULL);
+    odls_default_start_spawners(odls);
     *instance = odls;
     return HERD_SUCCESS;
 
@@ -845,6 +1077,9 @@ static void odls_default_destroy(orte_odls_t *odls)
         free(odls->procs[i].late);
     }
     odls_default_kill_doomed(odls);
+    odls_default_stop_spawners(odls);
+    pthread_cond_destroy(&odls->idle);
+    pthread_mutex_destroy(&odls->lock);
     orte_odls_base_sigchld_unwatch(odls->sigchld);
     opal_event_free(odls->kill_timer);
     free(odls->doomed_groups);
