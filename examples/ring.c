@@ -6,9 +6,10 @@
  *   herdrun -n 4 ./ring [STEPS] [--memory]
  *
  * STEPS (default size, one lap): with fewer, each token received is checked, not the sum.
- * --memory: also print this process's private memory after the ring (Private_Clean +
- * Private_Dirty of /proc/self/smaps_rollup), which contrib/bench/endpoints.sh compares across
- * job sizes: with the lazy add a ring process holds state for 2 peers, whatever the size. */
+ * --memory: also print, after the ring, this process's private memory (Private_Clean +
+ * Private_Dirty of /proc/self/smaps_rollup) and the shared-memory segments it maps, which
+ * contrib/bench/endpoints.sh compares across job sizes: with the lazy add a ring process holds
+ * state for 2 peers, whatever the size. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,26 @@ static long private_kib(void)
     }
     fclose(f);
     return total;
+}
+
+/* The shared-memory segments this process maps (the sm transport's rings: its own and its
+ * peers'), and their size in KiB, from /proc/self/maps. */
+static void shm_mapped(long *segments, long *kib)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long start, end;
+
+    *segments = 0, *kib = 0;
+    while (NULL != f && NULL != fgets(line, sizeof(line), f)) {
+        if (NULL != strstr(line, " /dev/shm/") && 2 == sscanf(line, "%lx-%lx", &start, &end)) {
+            (*segments)++;
+            *kib += (long) ((end - start) / 1024);
+        }
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
 }
 
 int main(int argc, char **argv)
@@ -92,7 +113,10 @@ int main(int argc, char **argv)
     }
     printf(" ok\n");
     if (memory) {
-        printf("rank %u: private memory %ld KiB\n", me, private_kib());
+        long segments, kib;
+        shm_mapped(&segments, &kib);
+        printf("rank %u: private memory %ld KiB; %ld shared-memory segments mapped (%ld KiB)\n", me,
+               private_kib(), segments, kib);
     }
     return HERD_SUCCESS == herd_finalize() ? 0 : 1;
 }

@@ -91,11 +91,14 @@ w="ring, 6 procs, lazy add"
 run_ok "$w" $OVER -n 6 --mca btl_base_verbose 5 "$EX/ring" 1 --memory
 expect_eq "$w: each process holds its right neighbour only" \
     "$(grep -cE 'rank [0-9]+ at finalize: 1 procs in the proc table; peers per btl: self 0, sm 1, tcp 0;' "$ERR")" 6
-expect_eq "$w: each says its private memory" "$(count_out '^rank [0-9]+: private memory [0-9]+ KiB$')" 6
+expect_eq "$w: each maps the job database, its own ring and its right neighbour's" \
+    "$(count_out '^rank [0-9]+: private memory [0-9]+ KiB; 3 shared-memory segments mapped')" 6
 w="ring, 6 procs, btl_base_add_all"
-run_ok "$w" $OVER -n 6 --mca btl_base_add_all 1 --mca btl_base_verbose 5 "$EX/ring" 1
+run_ok "$w" $OVER -n 6 --mca btl_base_add_all 1 --mca btl_base_verbose 5 "$EX/ring" 1 --memory
 expect_eq "$w: each process holds every peer" \
     "$(grep -cE 'rank [0-9]+ at finalize: 6 procs in the proc table; peers per btl: self 1, sm 5, tcp 0;' "$ERR")" 6
+expect_eq "$w: each maps the job database and all 6 rings" \
+    "$(count_out '^rank [0-9]+: private memory [0-9]+ KiB; 7 shared-memory segments mapped')" 6
 expect_eq "$w: and says so at the start" \
     "$(grep -cE 'rank [0-9]+: btl_base_add_all: 6 of 6 processes added at start' "$ERR")" 6
 expect_eq "$w: the ring still works" "$(count_out '^rank [0-9]+: 1 steps, .* ok$')" 6
