@@ -1,9 +1,10 @@
 /* btl: selection (default order, include, exclude, a stub DSO outranking the built components,
  * one built for another interface version refused), the per-peer choice (first reachable, cached
- * in the proc), the matching engine (order per source and tag, any source / any tag, the
- * unexpected queue, truncation), the sm ring (one process, a full ring, wrap-around, several
- * producers with fork, the creation race) and the tcp frame decoders (malformed input of every
- * kind, random bytes). A stand-in runtime (rte) replaces libherd: no job is needed. */
+ * in the proc; every peer at start with btl_base_add_all), the matching engine (order per source
+ * and tag, any source / any tag, the unexpected queue, truncation), the sm ring (one process, a
+ * full ring, wrap-around, several producers with fork, the creation race) and the tcp frame
+ * decoders (malformed input of every kind, random bytes). A stand-in runtime (rte) replaces
+ * libherd: no job is needed. */
 #include "herd_config.h"
 
 #include <fcntl.h>
@@ -99,6 +100,7 @@ static int setup(void **state)
     unsetenv("HERD_MCA_btl");
     unsetenv("HERD_MCA_btl_base_verbose");
     unsetenv("HERD_MCA_btl_self_priority");
+    unsetenv("HERD_MCA_btl_base_add_all");
     setenv("HERD_MCA_mca_base_component_show_load_errors", "1", 1);
     assert_int_equal(ompi_proc_init(JOB_SIZE), HERD_SUCCESS);
     return 0;
@@ -339,6 +341,44 @@ static void test_per_peer_choice(void **state)
     close_and_reset();
     /* a proc's choice does not outlive the framework */
     assert_int_equal(ompi_proc_find(0)->btl_choice, 0);
+}
+
+/* btl_base_add_all: every peer a transport reaches is added when messaging starts, before any
+ * message; the others are left for their first send to report. Off again: nothing is added. */
+static void test_add_all(void **state)
+{
+    char names[256], path[4096];
+    ompi_proc_stats_t stats;
+    (void) state;
+
+    snprintf(path, sizeof(path), "%s:%s", STUB_DIR, build_component_path);
+    setenv("HERD_MCA_component_path", path, 1);
+    setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
+    setenv("HERD_MCA_btl_base_add_all", "1", 1);
+    assert_string_equal(open_with("stub,self", names, sizeof(names)), "stub,self");
+    const ompi_btl_module_t *stub = ompi_btl_base_framework.selected[0]->module;
+    /* the stub reaches the even ranks (my rank 2 among them), self nobody else */
+    assert_int_equal(stub->num_peers(), JOB_SIZE / 2);
+    for (uint32_t peer = 0; peer < JOB_SIZE; ++peer) {
+        const ompi_btl_module_t *m = ompi_btl_base_peer_module(peer);
+        if (0 == peer % 2) {
+            assert_non_null(m);
+            assert_string_equal(m->name, "stub");
+        } else {
+            assert_null(m);
+        }
+    }
+    ompi_proc_stats(&stats);
+    assert_int_equal(stats.num_procs, JOB_SIZE); /* the unreachable ones were looked up too */
+    assert_int_equal(ompi_btl_base_send(1, 5, "x", 1), HERD_ERR_UNREACH);
+    close_and_reset();
+
+    setenv("HERD_MCA_btl_base_add_all", "0", 1);
+    assert_string_equal(open_with("stub,self", names, sizeof(names)), "stub,self");
+    stub = ompi_btl_base_framework.selected[0]->module;
+    assert_int_equal(stub->num_peers(), 0);
+    assert_null(ompi_btl_base_peer_module(0));
+    unsetenv("HERD_MCA_btl_base_add_all");
 }
 
 static void test_self_only(void **state)
@@ -710,6 +750,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stub_and_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dso_front, setup, teardown),
         cmocka_unit_test_setup_teardown(test_per_peer_choice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_order_and_wildcards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_posted_first, setup, teardown),

@@ -9,17 +9,20 @@
 #include "ompi-shim/mca/btl/base/base.h"
 #include "ompi-shim/mca/btl/btl.h"
 #include "ompi-shim/proc/proc.h"
+#include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
 #include "ompi-shim/mca/btl/base/static-components.h"
 
-opal_mca_framework_t ompi_btl_base_framework = OPAL_MCA_FRAMEWORK_INIT(
+static int btl_base_register(void);
+
+opal_mca_framework_t ompi_btl_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
     ompi, btl,
     "Byte transfer between the processes of a job (herd_send/herd_recv): every available "
     "transport is used, the first that reaches a peer (by priority) carries its messages",
-    true, ompi_btl_static_components);
+    true, ompi_btl_static_components, btl_base_register);
 
 /* The framework's one piece of state: the modules that started, highest priority first (a
  * proc's btl_choice indexes it), and what the runtime gave them. */
@@ -28,7 +31,48 @@ static struct {
     ompi_btl_rte_t rte;
     const ompi_btl_module_t *modules[OMPI_BTL_BASE_MAX_MODULES];
     size_t num_modules;
+    bool add_all; /* btl_base_add_all */
 } btl_base;
+
+static int choose_module(uint32_t peer, ompi_proc_t **out);
+
+static int btl_base_register(void)
+{
+    btl_base.add_all = false;
+    int index = opal_mca_var_register_framework(
+        "btl", "base_add_all",
+        "Add every process of the job to its transport when messaging starts, instead of each "
+        "peer on its first message (the lazy add, the default). For comparison only: it costs "
+        "memory, segments mapped and connections for every peer (contrib/bench/endpoints.sh)",
+        OPAL_MCA_VAR_BOOL, &btl_base.add_all);
+    return index < 0 ? index : HERD_SUCCESS;
+}
+
+/* btl_base_add_all: what an MPI library that adds every peer at init holds, the baseline the
+ * lazy add is measured against. A peer nothing reaches is left for its first send to report. */
+static void add_every_peer(void)
+{
+    size_t added = 0;
+
+    for (uint32_t peer = 0; peer < btl_base.rte.job_size; ++peer) {
+        ompi_proc_t *proc = ompi_proc_find(peer);
+
+        if (NULL != proc && 0 != proc->btl_choice) {
+            continue;
+        }
+        if (HERD_SUCCESS == choose_module(peer, &proc)) {
+            added++;
+        } else {
+            opal_output_verbose(1, ompi_btl_base_framework.output,
+                                "rank %u: btl_base_add_all: no transport reaches rank %u; a "
+                                "message to it will fail",
+                                btl_base.rte.my_rank, peer);
+        }
+    }
+    opal_output_verbose(5, ompi_btl_base_framework.output,
+                        "rank %u: btl_base_add_all: %zu of %u processes added at start",
+                        btl_base.rte.my_rank, added, btl_base.rte.job_size);
+}
 
 bool ompi_btl_base_is_open(void)
 {
@@ -73,6 +117,9 @@ int ompi_btl_base_open(const ompi_btl_rte_t *rte)
         return HERD_ERR_NOT_FOUND;
     }
     btl_base.open = true;
+    if (btl_base.add_all) {
+        add_every_peer();
+    }
     return HERD_SUCCESS;
 }
 
