@@ -33,6 +33,7 @@
 #include "orte/mca/plm/plm.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
+#include "orte/runtime/session_wireup.h"
 #include "opal/util/jobdb.h"
 #include "orte/runtime/session.h"
 #include "orte/util/orphans.h"
@@ -745,6 +746,7 @@ static void reap_sessions(orte_dvm_t *dvm, bool block)
         if (s->pid <= 0 || waitpid(s->pid, &wstatus, block ? 0 : WNOHANG) <= 0) {
             continue;
         }
+        pid_t reaped = s->pid;
         s->pid = -1;
         if (!block && !dvm->is_root && !(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus)) &&
             !dvm->stopping) {
@@ -752,6 +754,9 @@ static void reap_sessions(orte_dvm_t *dvm, bool block)
             char how[128];
             describe_exit(wstatus, how, sizeof(how));
             daemon_job_error(dvm, s->jobid, "session-died", s->jobid, dvm->mine->node_name, how);
+        }
+        if (!(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
+            orte_session_wireup_remove_folder(reaped);
         }
         shm_unlink(s->launch_shm);
         shm_unlink(s->jobdb_shm);

@@ -90,7 +90,8 @@ OPAL_EXPORT void orte_dvm_root_set_tool_path(orte_dvm_t *dvm, const char *path);
 OPAL_EXPORT void orte_dvm_root_request_stop(orte_dvm_t *dvm, int status);
 
 /* Session daemon (herdd --session): run one job's part on this node (orte/runtime/session.c).
- * Returns the exit status. */
+ * Returns the exit status, which the caller must pass to _exit, not exit: the wireup library is
+ * left running at the end (orte_session_wireup_end). */
 OPAL_EXPORT int orte_session_main(void);
 
 /* Daemon side (herdd): bootstrap from the environment (or stdin lines), join the DVM, report

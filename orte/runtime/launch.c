@@ -36,6 +36,7 @@
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/session.h"
+#include "orte/runtime/session_wireup.h"
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
 
@@ -681,7 +682,8 @@ static int never_emitted(const orte_rmaps_proc_t *proc, void *cbdata)
 
 static const orte_inventory_t *job_inventory(const job_t *job, uint32_t node_index);
 
-/* --display-map -v: each process's RM-assigned endpoints, as its session daemons will write them. */
+/* --display-map -v: each process's RM-assigned endpoints, as its session daemons will write them.
+ */
 static void annotate_endpoints(const orte_rmaps_proc_t *proc, char *text, size_t size, void *arg)
 {
     const orte_endpoints_plan_t *plan = arg;
@@ -1707,6 +1709,10 @@ static void session_exited(job_t *job)
     if (job->session_pid <= 0 || job->session_pid != waitpid(job->session_pid, &wstatus, WNOHANG)) {
         return;
     }
+    if (!(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
+        /* killed, or ended early: what its wireup left in its folder goes now */
+        orte_session_wireup_remove_folder(job->session_pid);
+    }
     job->session_pid = -1;
     if (job->finished) {
         return;
@@ -1740,8 +1746,12 @@ static void local_wait_session(job_t *job, int grace_ms)
         deadline.tv_nsec -= 1000000000L;
     }
     for (;;) {
-        pid_t got = waitpid(job->session_pid, NULL, WNOHANG);
+        int wstatus = 0;
+        pid_t got = waitpid(job->session_pid, &wstatus, WNOHANG);
         if (got == job->session_pid || (got < 0 && EINTR != errno)) {
+            if (got == job->session_pid && !(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
+                orte_session_wireup_remove_folder(job->session_pid);
+            }
             job->session_pid = -1;
             return;
         }
@@ -1760,6 +1770,7 @@ static void local_wait_session(job_t *job, int grace_ms)
     }
     kill(job->session_pid, SIGKILL);
     waitpid(job->session_pid, NULL, 0);
+    orte_session_wireup_remove_folder(job->session_pid);
     job->session_pid = -1;
 }
 
@@ -1889,8 +1900,8 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     job.alloc = alloc;
     job.launch.radix = 32;
     if (HERD_SUCCESS !=
-        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL,
-                                     orte_dvm_local_fabric_components(), &job.local_inv))) {
+        (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, orte_dvm_local_fabric_components(),
+                                     &job.local_inv))) {
         fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
         return HERD_ERR_SILENT;
     }

@@ -1996,7 +1996,8 @@ static void session_release(session_t *s)
         s->odls->destroy(s->procs); /* kills what still runs, and waits for it */
     }
     orte_odls_base_close();
-    orte_session_wireup_stop(s->wireup);
+    /* the process exits next (_exit, with no handlers or destructors): no wireup teardown */
+    orte_session_wireup_end(s->wireup, true);
     s->wireup = NULL;
     while (NULL != s->spawn_reqs) {
         spawn_req_t *req = s->spawn_reqs;

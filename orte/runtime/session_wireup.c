@@ -89,18 +89,35 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return 0;
 }
 
-/* A folder of this job on this node, inside our private folder: what modules leave in it (a
- * socket, PMIx's files) goes with it. */
-static int make_tmpdir(orte_session_wireup_t *w)
+/* The wireup folder of the session daemon pid, inside our private folder. */
+static int folder_of(pid_t pid, char *path, size_t size)
 {
     char base[4096];
     int rc = opal_private_tmpdir(base, sizeof(base));
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    if ((size_t) snprintf(w->tmpdir, sizeof(w->tmpdir), "%s/job-%ld", base, (long) getpid()) >=
-        sizeof(w->tmpdir)) {
+    if ((size_t) snprintf(path, size, "%s/job-%ld", base, (long) pid) >= size) {
         return HERD_ERR_BAD_PARAM;
+    }
+    return HERD_SUCCESS;
+}
+
+void orte_session_wireup_remove_folder(pid_t session_pid)
+{
+    char path[4096];
+    if (session_pid > 0 && HERD_SUCCESS == folder_of(session_pid, path, sizeof(path))) {
+        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+}
+
+/* A folder of this job on this node, inside our private folder: what modules leave in it (a
+ * socket, PMIx's files) goes with it. */
+static int make_tmpdir(orte_session_wireup_t *w)
+{
+    int rc = folder_of(getpid(), w->tmpdir, sizeof(w->tmpdir));
+    if (HERD_SUCCESS != rc) {
+        return rc;
     }
     /* a folder left by an earlier daemon with our pid (it was killed) is removed first */
     nftw(w->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -187,10 +204,19 @@ int orte_session_wireup_start(const orte_session_wireup_config_t *config,
 
 void orte_session_wireup_stop(orte_session_wireup_t *w)
 {
+    orte_session_wireup_end(w, false);
+}
+
+void orte_session_wireup_end(orte_session_wireup_t *w, bool exiting)
+{
     if (NULL == w) {
         return;
     }
     for (size_t i = 0; i < w->num_modules; ++i) {
+        if (exiting && NULL != w->modules[i].module->abandon) {
+            w->modules[i].module->abandon(w->modules[i].state);
+            continue;
+        }
         for (uint32_t k = 0; k < w->num_nss; ++k) {
             if (NULL != w->nss[k] && NULL != w->modules[i].module->del_nspace) {
                 w->modules[i].module->del_nspace(w->modules[i].state, &w->nss[k]->ns);
@@ -211,7 +237,10 @@ void orte_session_wireup_stop(orte_session_wireup_t *w)
     }
     free(w->modules);
     free(w);
-    orte_wireup_base_close();
+    if (!exiting) {
+        /* (a module left running may still be called: its code stays mapped until the exit) */
+        orte_wireup_base_close();
+    }
 }
 
 int orte_session_wireup_add_nspace(orte_session_wireup_t *w, const orte_wireup_nspace_t *ns,

@@ -38,6 +38,13 @@ OPAL_EXPORT int orte_session_wireup_start(const orte_session_wireup_config_t *co
                                           orte_session_wireup_t **wireup);
 /* Stop the modules, free the engine, remove the job's folder on this node. NULL does nothing. */
 OPAL_EXPORT void orte_session_wireup_stop(orte_session_wireup_t *wireup);
+/* The same, or with exiting (the process exits right after, without running atexit handlers or
+ * library destructors): modules that can skip their teardown do (wireup.h, abandon), and the
+ * wireup folder is removed all the same. */
+OPAL_EXPORT void orte_session_wireup_end(orte_session_wireup_t *wireup, bool exiting);
+/* Remove the wireup folder of a session daemon that was killed (it removes its own when it
+ * ends): what its modules left there (PMIx's files, sockets) must not outlive the job. */
+OPAL_EXPORT void orte_session_wireup_remove_folder(pid_t session_pid);
 
 /* A namespace whose job database is complete: ns (copied, with what it points to kept by the
  * caller until stop), the session daemons hosting its processes (ascending), and per node

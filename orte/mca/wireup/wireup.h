@@ -14,7 +14,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_wireup_INTERFACE_VERSION 1u
+#define OPAL_MCA_wireup_INTERFACE_VERSION 2u
 
 /* ------------------------------------------------------------------------------------------ */
 /* What a module is told about a job */
@@ -245,6 +245,11 @@ struct orte_wireup_module {
     void (*del_nspace)(void *state, const orte_wireup_nspace_t *ns);
     /* Stop serving and free state. */
     void (*finalize)(void *state);
+    /* Instead of del_nspace and finalize, when the process exits right after (a session
+     * daemon at the end of its job): stop answering, and release only what would outlive the
+     * process (files outside the session's wireup folder, which the caller removes). May be
+     * NULL: then del_nspace and finalize run. */
+    void (*abandon)(void *state);
 };
 typedef struct orte_wireup_module orte_wireup_module_t;
 

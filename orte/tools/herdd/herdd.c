@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "orte/runtime/dvm.h"
 
@@ -11,7 +12,13 @@ int main(int argc, char *argv[])
 {
     bool bootstrap_stdin = false;
     if (2 == argc && 0 == strcmp(argv[1], "--session")) {
-        return orte_session_main(); /* a job's session daemon, started by the node's daemon */
+        /* a job's session daemon, started by the node's daemon. _exit: it leaves its wireup
+         * library running (no teardown at the end of a job, orte_session_wireup_end), whose
+         * threads and destructors must not race an exit() */
+        int status = orte_session_main();
+        fflush(stdout);
+        fflush(stderr);
+        _exit(status);
     }
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--bootstrap-stdin")) {
