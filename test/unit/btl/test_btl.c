@@ -286,6 +286,50 @@ static void test_self_only(void **state)
     assert_int_equal(stats.num_procs, 2); /* me, and rank 1 which nobody reaches */
 }
 
+/* How often the base polled the stub (a kernel-polling module) in rounds of progress. */
+static unsigned stub_polls_in(unsigned rounds)
+{
+    unsigned polls = 0;
+
+    assert_int_equal(ompi_btl_base_send(0, 900, "", 0), HERD_SUCCESS); /* reset the count */
+    ompi_btl_recv_t r = posted(0, 1900, &polls, sizeof(polls));
+    assert_int_equal(ompi_btl_base_post_recv(&r), HERD_SUCCESS);
+    assert_true(r.done);
+    for (unsigned i = 0; i < rounds; ++i) {
+        assert_int_equal(ompi_btl_base_progress(), 0);
+    }
+    assert_int_equal(ompi_btl_base_send(0, 900, "", 0), HERD_SUCCESS);
+    r = posted(0, 1900, &polls, sizeof(polls));
+    assert_int_equal(ompi_btl_base_post_recv(&r), HERD_SUCCESS);
+    assert_true(r.done);
+    return polls;
+}
+
+/* A module whose progress enters the kernel is polled every kernel_poll_interval rounds while
+ * it finds nothing; self, which has no progress, costs nothing. */
+static void test_kernel_poll_interval(void **state)
+{
+    char names[256], path[4096];
+    (void) state;
+
+    snprintf(path, sizeof(path), "%s:%s", STUB_DIR, build_component_path);
+    setenv("HERD_MCA_component_path", path, 1);
+    setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
+    open_with("stub,self", names, sizeof(names));
+    assert_int_equal(stub_polls_in(64), 4); /* the default interval, 16 */
+    close_and_reset();
+    setenv("HERD_MCA_btl_base_kernel_poll_interval", "4", 1);
+    open_with("stub,self", names, sizeof(names));
+    assert_int_equal(stub_polls_in(64), 16);
+    close_and_reset();
+    setenv("HERD_MCA_btl_base_kernel_poll_interval", "1", 1);
+    open_with("stub,self", names, sizeof(names));
+    assert_int_equal(stub_polls_in(64), 64);
+    /* waiting rounds poll the same way (and yield now and then, which is not observable) */
+    close_and_reset();
+    unsetenv("HERD_MCA_btl_base_kernel_poll_interval");
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the matching engine (fed directly, as a module would) */
 
@@ -632,6 +676,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stub_and_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_per_peer_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_poll_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_order_and_wildcards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_posted_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_truncation, setup, teardown),
