@@ -2,8 +2,9 @@
  * reaches the even ranks only (so the per-peer choice falls through to the next transport for
  * odd ones); it counts what it is asked. Its progress counts as a kernel poll (like tcp's), and a
  * message with tag STUB_TAG_POLLS comes back (tag + 1000) carrying the number of progress calls
- * since the last such message: the test sees how often the base polled it. "badiface" is built for another btl interface version,
- * which the loader must refuse. It keeps its state in no endpoint slot: a DSO has no tag. */
+ * since the last such message: the test sees how often the base polled it. "badiface" is built
+ * for another btl interface version, which the loader must refuse. It keeps its state in no
+ * endpoint slot: a DSO has no tag. */
 #include "herd_config.h"
 
 #include <string.h>
