@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,12 +55,8 @@ static struct {
     uint8_t *in;                /* bytes read, not yet a whole reply */
     size_t in_len;
     size_t in_cap;
-    unsigned idle_polls; /* message progress that found nothing, in a row */
     char error[1024];
 } herd = {.fd = -1};
-
-/* Idle polls of the transports before a waiting process yields its core. */
-#define HERD_IDLE_POLLS 64u
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(int status, const char *fmt, ...)
@@ -724,7 +719,9 @@ static void request_progress(struct herd_request *req)
         return;
     }
     if (HERD_REQUEST_RECV == req->kind && !req->recv.done) {
-        int rc = ompi_btl_base_is_open() ? ompi_btl_base_progress() : HERD_ERR_NOT_AVAILABLE;
+        /* yields after a while of finding nothing (btl_base_yield_polls) */
+        int rc =
+            ompi_btl_base_is_open() ? ompi_btl_base_progress_waiting() : HERD_ERR_NOT_AVAILABLE;
         if (rc < 0) {
             ompi_btl_base_cancel_recv(&req->recv);
             req->recv.done = true;
@@ -732,11 +729,6 @@ static void request_progress(struct herd_request *req)
             fail(rc, "waiting for a message from %s: %s",
                  OMPI_BTL_ANY_SOURCE == req->recv.want_src ? "any rank" : "the rank",
                  '\0' != herd.error[0] ? herd.error : opal_strerror(rc));
-        } else if (0 == rc && !req->recv.done && ++herd.idle_polls >= HERD_IDLE_POLLS) {
-            /* nothing moved for a while: let the peers (maybe on this core) run. Not at every
-             * idle poll: a yield costs more than a shared-memory round trip */
-            herd.idle_polls = 0;
-            sched_yield();
         }
     }
     if (HERD_REQUEST_FENCE != req->kind && (HERD_REQUEST_SEND == req->kind || req->recv.done)) {
@@ -860,6 +852,7 @@ static int btl_ready(void)
         .my_rank = herd.rank,
         .job_size = herd.size,
         .my_node = herd.me.node,
+        .local_size = herd.local_size,
         .jobid = herd_jobid(),
         .node_name = node_name_of_me(),
         .peer_node = herd_peer_node,

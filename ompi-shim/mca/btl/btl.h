@@ -23,6 +23,7 @@ typedef struct ompi_btl_rte {
     uint32_t my_rank;
     uint32_t job_size;
     uint32_t my_node;
+    uint32_t local_size;   /* processes of this job on this node (the idle policy) */
     const char *jobid;     /* "<dvm>.<seq>" */
     const char *node_name; /* this process's node (names of sm segments) */
     /* herd_peer_node, herd_peer_endpoint, herd_put, herd_commit, herd_get, herd_last_error */
@@ -54,8 +55,13 @@ typedef struct ompi_btl_module {
      * has sent or copied what it could not send yet, and pushes that on from progress. */
     int (*send)(ompi_proc_t *proc, int tag, const void *buf, size_t len);
     /* Move what can move now without blocking; the number of events handled (0: idle), or a
-     * negative status for a failure the caller must see (a peer gone). */
+     * negative status for a failure the caller must see (a peer gone). NULL: nothing to do
+     * (self delivers in send). */
     int (*progress)(void);
+    /* progress makes a system call (tcp's poll()): while it finds nothing, the base calls it
+     * only every btl_base_kernel_poll_interval rounds, so a waiting process polls shared memory
+     * at full speed. */
+    bool progress_enters_kernel;
     /* Messages accepted by send and not yet handed to the wire or the peer's memory (the base
      * progresses until it is 0 before finalize: herd_send returned, so they must arrive). */
     size_t (*pending)(void);
@@ -147,8 +153,13 @@ int ompi_btl_base_send(uint32_t peer, int tag, const void *buf, size_t len);
 int ompi_btl_base_post_recv(ompi_btl_recv_t *recv);
 /* Take a receive that is not done out of the posted queue (finalize, tests). */
 void ompi_btl_base_cancel_recv(ompi_btl_recv_t *recv);
-/* Progress every module once; the events handled, or a negative status. */
+/* Progress the modules once (those whose progress enters the kernel only every
+ * btl_base_kernel_poll_interval rounds while they are idle); the events handled, or a negative
+ * status. */
 int ompi_btl_base_progress(void);
+/* The same for a caller waiting for a message: after btl_base_yield_polls rounds in a row that
+ * moved nothing, yield the core (processes of an oversubscribed node must let their peers run). */
+int ompi_btl_base_progress_waiting(void);
 
 /* The module used for peer, or NULL before the first message to it. */
 const ompi_btl_module_t *ompi_btl_base_peer_module(uint32_t peer);

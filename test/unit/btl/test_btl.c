@@ -404,6 +404,50 @@ static void test_self_only(void **state)
     assert_int_equal(stats.num_procs, 2); /* me, and rank 1 which nobody reaches */
 }
 
+/* How often the base polled the stub (a kernel-polling module) in rounds of progress. */
+static unsigned stub_polls_in(unsigned rounds)
+{
+    unsigned polls = 0;
+
+    assert_int_equal(ompi_btl_base_send(0, 900, "", 0), HERD_SUCCESS); /* reset the count */
+    ompi_btl_recv_t r = posted(0, 1900, &polls, sizeof(polls));
+    assert_int_equal(ompi_btl_base_post_recv(&r), HERD_SUCCESS);
+    assert_true(r.done);
+    for (unsigned i = 0; i < rounds; ++i) {
+        assert_int_equal(ompi_btl_base_progress(), 0);
+    }
+    assert_int_equal(ompi_btl_base_send(0, 900, "", 0), HERD_SUCCESS);
+    r = posted(0, 1900, &polls, sizeof(polls));
+    assert_int_equal(ompi_btl_base_post_recv(&r), HERD_SUCCESS);
+    assert_true(r.done);
+    return polls;
+}
+
+/* A module whose progress enters the kernel is polled every kernel_poll_interval rounds while
+ * it finds nothing; self, which has no progress, costs nothing. */
+static void test_kernel_poll_interval(void **state)
+{
+    char names[256], path[4096];
+    (void) state;
+
+    snprintf(path, sizeof(path), "%s:%s", STUB_DIR, build_component_path);
+    setenv("HERD_MCA_component_path", path, 1);
+    setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
+    open_with("stub,self", names, sizeof(names));
+    assert_int_equal(stub_polls_in(64), 4); /* the default interval, 16 */
+    close_and_reset();
+    setenv("HERD_MCA_btl_base_kernel_poll_interval", "4", 1);
+    open_with("stub,self", names, sizeof(names));
+    assert_int_equal(stub_polls_in(64), 16);
+    close_and_reset();
+    setenv("HERD_MCA_btl_base_kernel_poll_interval", "1", 1);
+    open_with("stub,self", names, sizeof(names));
+    assert_int_equal(stub_polls_in(64), 64);
+    /* waiting rounds poll the same way (and yield now and then, which is not observable) */
+    close_and_reset();
+    unsetenv("HERD_MCA_btl_base_kernel_poll_interval");
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the matching engine (fed directly, as a module would) */
 
@@ -509,6 +553,14 @@ static void ring_name(char *buf, size_t size, const char *what)
     snprintf(buf, size, "/herd-unit-btl-%d-%s", (int) getpid(), what);
 }
 
+/* A ring of num_cells cells of cell_size bytes, no fast box. */
+static const btl_sm_geometry_t *cells(uint32_t num_cells, uint32_t cell_size)
+{
+    static btl_sm_geometry_t g;
+    g = (btl_sm_geometry_t){.num_cells = num_cells, .cell_size = cell_size};
+    return &g;
+}
+
 static void test_sm_ring_single(void **state)
 {
     btl_sm_segment_t seg;
@@ -517,9 +569,10 @@ static void test_sm_ring_single(void **state)
     (void) state;
 
     ring_name(name, sizeof(name), "single");
-    assert_int_equal(btl_sm_segment_attach(name, 0, 3, 128, 100, &seg, &created),
+    assert_int_equal(btl_sm_segment_attach(name, 0, cells(3, 128), 100, &seg, &created),
                      HERD_ERR_BAD_PARAM); /* not a power of two */
-    assert_int_equal(btl_sm_segment_attach(name, 0, 4, 128, 100, &seg, &created), HERD_SUCCESS);
+    assert_int_equal(btl_sm_segment_attach(name, 0, cells(4, 128), 100, &seg, &created),
+                     HERD_SUCCESS);
     assert_true(created);
     assert_int_equal(seg.payload, 128 - 32);
     assert_null(btl_sm_ring_peek(&seg));
@@ -527,9 +580,9 @@ static void test_sm_ring_single(void **state)
     for (uint32_t lap = 0; lap < 5; ++lap) {
         for (uint32_t i = 0; i < 4; ++i) {
             uint32_t v = lap * 10 + i;
-            assert_true(btl_sm_ring_push(&seg, 9, (int) i, sizeof(v), &v, sizeof(v)));
+            assert_true(btl_sm_ring_push(&seg, 9, (int) i, sizeof(v), &v, sizeof(v), NULL));
         }
-        assert_false(btl_sm_ring_push(&seg, 9, 0, 0, NULL, 0)); /* full */
+        assert_false(btl_sm_ring_push(&seg, 9, 0, 0, NULL, 0, NULL)); /* full */
         for (uint32_t i = 0; i < 4; ++i) {
             btl_sm_cell_t *cell = btl_sm_ring_peek(&seg);
             assert_non_null(cell);
@@ -544,9 +597,10 @@ static void test_sm_ring_single(void **state)
     }
     /* a second attach maps the same segment */
     btl_sm_segment_t again;
-    assert_int_equal(btl_sm_segment_attach(name, 0, 4, 128, 100, &again, &created), HERD_SUCCESS);
+    assert_int_equal(btl_sm_segment_attach(name, 0, cells(4, 128), 100, &again, &created),
+                     HERD_SUCCESS);
     assert_false(created);
-    assert_true(btl_sm_ring_push(&again, 1, 1, 0, NULL, 0));
+    assert_true(btl_sm_ring_push(&again, 1, 1, 0, NULL, 0, NULL));
     assert_non_null(btl_sm_ring_peek(&seg));
     btl_sm_segment_detach(&again);
     btl_sm_segment_detach(&seg);
@@ -569,11 +623,12 @@ static void test_sm_ring_producers(void **state)
         if (0 == pids[p]) {
             btl_sm_segment_t seg;
             bool created;
-            if (HERD_SUCCESS != btl_sm_segment_attach(name, 0, 16, 64, 10000, &seg, &created)) {
+            if (HERD_SUCCESS !=
+                btl_sm_segment_attach(name, 0, cells(16, 64), 10000, &seg, &created)) {
                 _exit(2);
             }
             for (uint32_t i = 0; i < EACH; ++i) {
-                while (!btl_sm_ring_push(&seg, (uint32_t) p, 0, sizeof(i), &i, sizeof(i))) {
+                while (!btl_sm_ring_push(&seg, (uint32_t) p, 0, sizeof(i), &i, sizeof(i), NULL)) {
                     sched_yield();
                 }
             }
@@ -583,7 +638,8 @@ static void test_sm_ring_producers(void **state)
     }
     btl_sm_segment_t seg;
     bool created;
-    assert_int_equal(btl_sm_segment_attach(name, 0, 16, 64, 10000, &seg, &created), HERD_SUCCESS);
+    assert_int_equal(btl_sm_segment_attach(name, 0, cells(16, 64), 10000, &seg, &created),
+                     HERD_SUCCESS);
     uint32_t next[PRODUCERS] = {0};
     uint32_t total = 0;
     while (total < PRODUCERS * EACH) {
@@ -622,8 +678,254 @@ static void test_sm_attach_timeout(void **state)
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(btl_sm_segment_attach(name, 0, 4, 64, 50, &seg, &created), HERD_ERR_TIMEOUT);
+    assert_int_equal(btl_sm_segment_attach(name, 0, cells(4, 64), 50, &seg, &created),
+                     HERD_ERR_TIMEOUT);
     shm_unlink(name);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* sm fast boxes */
+
+/* Claims (two boxes, a third sender gets none), discovery, many laps of records of every length
+ * with wrap-around, a full box, and payloads made of the very positions a record header would
+ * carry: stale bytes of an earlier lap are never read as a record. */
+static void test_sm_fbox_single(void **state)
+{
+    enum { SIZE = 256 };
+    btl_sm_segment_t seg;
+    btl_sm_fbox_sender_t a, b, c;
+    btl_sm_fbox_receiver_t rx[2];
+    uint32_t seen = 0;
+    bool created;
+    char name[128];
+    (void) state;
+
+    ring_name(name, sizeof(name), "fbox");
+    btl_sm_geometry_t g = {.num_cells = 4, .cell_size = 64, .num_fboxes = 2, .fbox_size = 300};
+    assert_int_equal(btl_sm_segment_attach(name, 0, &g, 100, &seg, &created), HERD_ERR_BAD_PARAM);
+    g.fbox_size = SIZE;
+    assert_int_equal(btl_sm_segment_attach(name, 0, &g, 100, &seg, &created), HERD_SUCCESS);
+    assert_int_equal(seg.size, btl_sm_segment_size(&g));
+    btl_sm_fbox_discover(&seg, rx, &seen);
+    assert_int_equal(seen, 0);
+    assert_int_equal(btl_sm_fbox_claim(&seg, 7, &a), HERD_SUCCESS);
+    assert_int_equal(btl_sm_fbox_claim(&seg, 5, &b), HERD_SUCCESS);
+    assert_int_equal(btl_sm_fbox_claim(&seg, 3, &c), HERD_ERR_OUT_OF_RESOURCE);
+    assert_null(c.box);
+    btl_sm_fbox_discover(&seg, rx, &seen);
+    assert_int_equal(seen, 2);
+    assert_int_equal(rx[0].src, 7);
+    assert_int_equal(rx[1].src, 5);
+    /* the ring still works beside the boxes */
+    assert_true(btl_sm_ring_push(&seg, 3, 1, 0, NULL, 0, NULL));
+    assert_non_null(btl_sm_ring_peek(&seg));
+    uint32_t max = btl_sm_fbox_max_payload(SIZE);
+    assert_int_equal(max, SIZE / 4 - 16);
+    uint64_t payload[SIZE / 8];
+    unsigned sent = 0, got = 0;
+    for (unsigned lap = 0; lap < 200; ++lap) {
+        uint32_t len = (lap * 7) % (max + 1);
+        /* every word is a position + 1 a header could hold somewhere in the next laps */
+        for (size_t w = 0; w < SIZE / 8; ++w) {
+            payload[w] = a.head + 1 + 64 * w;
+        }
+        while (btl_sm_fbox_push(&a, (int) lap, payload, len)) {
+            sent++;
+        }
+        assert_false(btl_sm_fbox_drained(&a)); /* full, nothing read */
+        const btl_sm_rec_t *rec;
+        while (NULL != (rec = btl_sm_fbox_peek(&rx[0]))) {
+            assert_int_equal(rec->tag, (int) lap);
+            assert_int_equal(rec->len, len);
+            btl_sm_fbox_release(&rx[0], rec);
+            got++;
+        }
+        assert_int_equal(got, sent);
+        assert_true(btl_sm_fbox_drained(&a));
+        assert_null(btl_sm_fbox_peek(&rx[1])); /* the other box saw nothing */
+    }
+    assert_true(sent > 400); /* several records per lap, and many wraps */
+    btl_sm_segment_detach(&seg);
+    shm_unlink(name);
+}
+
+/* A long record whose payload holds, at each word, that word's own position one lap later + 1:
+ * when the receiver polls those lines in the next lap, in an empty box, they must have been
+ * cleared by the sender (stale bytes are never read as a record). */
+static void test_sm_fbox_stale_bytes(void **state)
+{
+    enum { SIZE = 1024 };
+    btl_sm_segment_t seg;
+    btl_sm_fbox_sender_t a;
+    btl_sm_fbox_receiver_t rx;
+    uint32_t seen = 0;
+    bool created;
+    char name[128];
+    uint64_t payload[SIZE / 8];
+    (void) state;
+
+    ring_name(name, sizeof(name), "stale-bytes");
+    btl_sm_geometry_t g = {.num_cells = 2, .cell_size = 64, .num_fboxes = 1, .fbox_size = SIZE};
+    assert_int_equal(btl_sm_segment_attach(name, 0, &g, 100, &seg, &created), HERD_SUCCESS);
+    assert_int_equal(btl_sm_fbox_claim(&seg, 1, &a), HERD_SUCCESS);
+    btl_sm_fbox_discover(&seg, &rx, &seen);
+    assert_int_equal(seen, 1);
+    for (unsigned start = 0; start < 4; ++start) {
+        /* the long record at a different offset each time */
+        for (unsigned k = 0; k < start; ++k) {
+            assert_true(btl_sm_fbox_push(&a, 0, payload, 8));
+            btl_sm_fbox_release(&rx, btl_sm_fbox_peek(&rx));
+        }
+        uint32_t max = btl_sm_fbox_max_payload(SIZE);
+        uint64_t h0 = a.head;
+        for (size_t w = 0; w < max / 8; ++w) {
+            payload[w] = h0 + sizeof(btl_sm_rec_t) + 8 * w + SIZE + 1;
+        }
+        assert_true(btl_sm_fbox_push(&a, 1, payload, max));
+        const btl_sm_rec_t *rec = btl_sm_fbox_peek(&rx);
+        assert_non_null(rec);
+        assert_int_equal(rec->len, max);
+        btl_sm_fbox_release(&rx, rec);
+        for (unsigned i = 0; i < 2 * SIZE / 64; ++i) {
+            assert_true(btl_sm_fbox_push(&a, 2, payload, 8));
+            rec = btl_sm_fbox_peek(&rx);
+            assert_non_null(rec);
+            assert_int_equal(rec->tag, 2);
+            assert_int_equal(rec->len, 8);
+            btl_sm_fbox_release(&rx, rec);
+            assert_null(btl_sm_fbox_peek(&rx));
+        }
+    }
+    btl_sm_segment_detach(&seg);
+    shm_unlink(name);
+}
+
+/* A forked sender streams messages of changing lengths through its box while the parent reads
+ * them: all arrive, in order, with their bytes. */
+static void test_sm_fbox_fork(void **state)
+{
+    enum { EACH = 20000 };
+    char name[128];
+    btl_sm_geometry_t g = {.num_cells = 4, .cell_size = 64, .num_fboxes = 1, .fbox_size = 1024};
+    (void) state;
+
+    ring_name(name, sizeof(name), "fboxfork");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (0 == pid) {
+        btl_sm_segment_t seg;
+        btl_sm_fbox_sender_t s;
+        bool created;
+        unsigned char buf[256];
+        if (HERD_SUCCESS != btl_sm_segment_attach(name, 0, &g, 10000, &seg, &created) ||
+            HERD_SUCCESS != btl_sm_fbox_claim(&seg, 4, &s)) {
+            _exit(2);
+        }
+        for (uint32_t i = 0; i < EACH; ++i) {
+            uint32_t len = i % (btl_sm_fbox_max_payload(g.fbox_size) + 1);
+            memset(buf, (int) (i & 0xff), len);
+            while (!btl_sm_fbox_push(&s, (int) i, buf, len)) {
+                sched_yield();
+            }
+        }
+        while (!btl_sm_fbox_drained(&s)) {
+            sched_yield();
+        }
+        btl_sm_segment_detach(&seg);
+        _exit(0);
+    }
+    btl_sm_segment_t seg;
+    btl_sm_fbox_receiver_t rx;
+    uint32_t seen = 0;
+    bool created;
+    assert_int_equal(btl_sm_segment_attach(name, 0, &g, 10000, &seg, &created), HERD_SUCCESS);
+    while (0 == seen) {
+        btl_sm_fbox_discover(&seg, &rx, &seen);
+        sched_yield();
+    }
+    assert_int_equal(rx.src, 4);
+    for (uint32_t i = 0; i < EACH;) {
+        const btl_sm_rec_t *rec = btl_sm_fbox_peek(&rx);
+        if (NULL == rec) {
+            sched_yield();
+            continue;
+        }
+        assert_int_equal(rec->tag, (int) i);
+        assert_int_equal(rec->len, i % (btl_sm_fbox_max_payload(g.fbox_size) + 1));
+        for (uint32_t k = 0; k < rec->len; ++k) {
+            if (rec->data[k] != (unsigned char) (i & 0xff)) {
+                fail_msg("message %u byte %u is %u", i, k, rec->data[k]);
+            }
+        }
+        btl_sm_fbox_release(&rx, rec);
+        i++;
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+    btl_sm_segment_detach(&seg);
+    shm_unlink(name);
+}
+
+/* The sm module sending to its own process (sm reaches my node): short messages take the box,
+ * long ones the ring, and a source's messages still arrive in the order sent when they switch
+ * between the two, also with small boxes that fill. */
+static void test_sm_channels_keep_order(void **state)
+{
+    static const size_t sizes[] = {8, 20000, 8, 8, 1000, 5000, 100, 30000, 1, 0, 2032, 2033, 64};
+    enum { N = sizeof(sizes) / sizeof(sizes[0]), ROUNDS = 20 };
+    char names[256];
+    static unsigned char out[30000], in[N * ROUNDS][30000];
+    ompi_btl_recv_t r[N * ROUNDS];
+    (void) state;
+
+    setenv("HERD_MCA_btl_sm_fbox_size", "8192", 1);
+    setenv("HERD_MCA_btl_sm_num_cells", "8", 1);
+    open_with("sm", names, sizeof(names));
+    /* a long message behind a short one in the box waits (queued) until the box was read */
+    assert_int_equal(ompi_btl_base_send(MY_RANK, 6, out, 8), HERD_SUCCESS);
+    assert_int_equal(ompi_btl_base_send(MY_RANK, 6, out, 20000), HERD_SUCCESS);
+    const ompi_btl_module_t *sm = ompi_btl_base_peer_module(MY_RANK);
+    assert_string_equal(sm->name, "sm");
+    assert_int_equal(sm->pending(), 1);
+    ompi_btl_recv_t first = posted(MY_RANK, 6, in[0], sizeof(in[0]));
+    ompi_btl_recv_t second = posted(MY_RANK, 6, in[1], sizeof(in[1]));
+    ompi_btl_base_post_recv(&first);
+    ompi_btl_base_post_recv(&second);
+    for (unsigned spins = 0; !second.done && spins < 1000; ++spins) {
+        assert_true(ompi_btl_base_progress() >= 0);
+    }
+    assert_int_equal(first.len, 8);
+    assert_int_equal(second.len, 20000);
+    assert_int_equal(sm->pending(), 0);
+    for (unsigned m = 0; m < N * ROUNDS; ++m) {
+        memset(out, (int) m, sizeof(out));
+        assert_int_equal(ompi_btl_base_send(MY_RANK, 7, out, sizes[m % N]), HERD_SUCCESS);
+        if (m % 5 == 4) {
+            ompi_btl_base_progress(); /* now and then, as a program would */
+        }
+    }
+    for (unsigned m = 0; m < N * ROUNDS; ++m) {
+        r[m] = posted(MY_RANK, 7, in[m], sizeof(in[m]));
+        assert_int_equal(ompi_btl_base_post_recv(&r[m]), HERD_SUCCESS);
+    }
+    for (unsigned spins = 0; !r[N * ROUNDS - 1].done && spins < 1000000; ++spins) {
+        assert_true(ompi_btl_base_progress() >= 0);
+    }
+    for (unsigned m = 0; m < N * ROUNDS; ++m) {
+        assert_true(r[m].done);
+        assert_int_equal(r[m].len, sizes[m % N]);
+        for (size_t k = 0; k < r[m].len; ++k) {
+            if (in[m][k] != (unsigned char) m) {
+                fail_msg("message %u (%zu bytes) byte %zu is from message %u", m, r[m].len, k,
+                         in[m][k]);
+            }
+        }
+    }
+    assert_int_equal(ompi_btl_base_num_unexpected(), 0);
+    close_and_reset();
+    unsetenv("HERD_MCA_btl_sm_fbox_size");
+    unsetenv("HERD_MCA_btl_sm_num_cells");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -752,12 +1054,17 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_per_peer_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_poll_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_order_and_wildcards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_posted_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_match_truncation, setup, teardown),
         cmocka_unit_test(test_sm_ring_single),
         cmocka_unit_test(test_sm_ring_producers),
         cmocka_unit_test(test_sm_attach_timeout),
+        cmocka_unit_test(test_sm_fbox_single),
+        cmocka_unit_test(test_sm_fbox_stale_bytes),
+        cmocka_unit_test(test_sm_fbox_fork),
+        cmocka_unit_test_setup_teardown(test_sm_channels_keep_order, setup, teardown),
         cmocka_unit_test(test_tcp_header),
         cmocka_unit_test(test_tcp_hello),
         cmocka_unit_test(test_tcp_random_input),

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ompi-shim/mca/btl/base/base.h"
 #include "ompi-shim/mca/btl/btl.h"
@@ -16,6 +17,13 @@
 
 #include "ompi-shim/mca/btl/base/static-components.h"
 
+/* Idle polls before a waiting process yields when its node runs more of the job's processes
+ * than it has CPUs (each yield lets a peer on the same core run), and when it does not (a yield
+ * is then only a system call, which a message arriving meanwhile waits for). */
+#define BTL_BASE_YIELD_POLLS_OVERSUBSCRIBED 64u
+#define BTL_BASE_YIELD_POLLS_DEDICATED      16384u
+#define BTL_BASE_KERNEL_POLL_INTERVAL       16u
+
 static int btl_base_register(void);
 
 opal_mca_framework_t ompi_btl_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
@@ -25,27 +33,70 @@ opal_mca_framework_t ompi_btl_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
     true, ompi_btl_static_components, btl_base_register);
 
 /* The framework's one piece of state: the modules that started, highest priority first (a
- * proc's btl_choice indexes it), and what the runtime gave them. */
+ * proc's btl_choice indexes it), what the runtime gave them, and the progress loop's lists. */
 static struct {
     bool open;
     ompi_btl_rte_t rte;
     const ompi_btl_module_t *modules[OMPI_BTL_BASE_MAX_MODULES];
     size_t num_modules;
-    bool add_all; /* btl_base_add_all */
+    /* progress: memory polls every round, kernel polls every kernel_poll_interval-th round
+     * while they find nothing (a busy one is polled every round until it is idle again) */
+    int (*poll_memory[OMPI_BTL_BASE_MAX_MODULES])(void);
+    size_t num_poll_memory;
+    int (*poll_kernel[OMPI_BTL_BASE_MAX_MODULES])(void);
+    size_t num_poll_kernel;
+    unsigned rounds_to_kernel; /* rounds left before the kernel polls run again */
+    unsigned idle_rounds;      /* waiting rounds in a row that moved nothing */
+    unsigned yield_after;      /* the idle rounds that make a waiting process yield */
+    /* variables */
+    unsigned yield_polls;          /* btl_base_yield_polls, 0: automatic */
+    unsigned kernel_poll_interval; /* btl_base_kernel_poll_interval */
+    bool add_all;                  /* btl_base_add_all */
 } btl_base;
 
 static int choose_module(uint32_t peer, ompi_proc_t **out);
 
 static int btl_base_register(void)
 {
+    btl_base.yield_polls = 0;
+    btl_base.kernel_poll_interval = BTL_BASE_KERNEL_POLL_INTERVAL;
     btl_base.add_all = false;
-    int index = opal_mca_var_register_framework(
-        "btl", "base_add_all",
-        "Add every process of the job to its transport when messaging starts, instead of each "
-        "peer on its first message (the lazy add, the default). For comparison only: it costs "
-        "memory, segments mapped and connections for every peer (contrib/bench/endpoints.sh)",
-        OPAL_MCA_VAR_BOOL, &btl_base.add_all);
-    return index < 0 ? index : HERD_SUCCESS;
+    int rc = opal_mca_var_register_framework(
+        "btl", "base_yield_polls",
+        "Rounds of message progress in a row that find nothing before a waiting process yields "
+        "its core (sched_yield). 0: automatic, 64 when this node runs more of the job's "
+        "processes than it has CPUs, else 16384 (a yield delays a message arriving meanwhile)",
+        OPAL_MCA_VAR_UNSIGNED, &btl_base.yield_polls);
+    if (rc >= 0) {
+        rc = opal_mca_var_register_framework(
+            "btl", "base_kernel_poll_interval",
+            "While a transport whose progress is a system call (tcp's poll) finds nothing, it "
+            "is polled once every this many rounds of progress (1: every round); shared-memory "
+            "transports are polled every round",
+            OPAL_MCA_VAR_UNSIGNED, &btl_base.kernel_poll_interval);
+    }
+    if (rc >= 0) {
+        rc = opal_mca_var_register_framework(
+            "btl", "base_add_all",
+            "Add every process of the job to its transport when messaging starts, instead of "
+            "each peer on its first message (the lazy add, the default). For comparison only: "
+            "it costs memory, segments mapped and connections for every peer "
+            "(contrib/bench/endpoints.sh)",
+            OPAL_MCA_VAR_BOOL, &btl_base.add_all);
+    }
+    return rc < 0 ? rc : HERD_SUCCESS;
+}
+
+/* How long a waiting process spins before yielding, decided once at open. */
+static unsigned yield_after(const ompi_btl_rte_t *rte)
+{
+    if (0 != btl_base.yield_polls) {
+        return btl_base.yield_polls;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return (cpus > 0 && rte->local_size > (unsigned long) cpus)
+               ? BTL_BASE_YIELD_POLLS_OVERSUBSCRIBED
+               : BTL_BASE_YIELD_POLLS_DEDICATED;
 }
 
 /* btl_base_add_all: what an MPI library that adds every peer at init holds, the baseline the
@@ -92,7 +143,9 @@ int ompi_btl_base_open(const ompi_btl_rte_t *rte)
         return rc;
     }
     btl_base.rte = *rte;
-    btl_base.num_modules = 0;
+    btl_base.num_modules = btl_base.num_poll_memory = btl_base.num_poll_kernel = 0;
+    btl_base.rounds_to_kernel = btl_base.idle_rounds = 0;
+    btl_base.yield_after = yield_after(rte);
     for (size_t i = 0; i < fw->num_selected && btl_base.num_modules < OMPI_BTL_BASE_MAX_MODULES;
          ++i) {
         const ompi_btl_module_t *module = fw->selected[i]->module;
@@ -109,6 +162,14 @@ int ompi_btl_base_open(const ompi_btl_rte_t *rte)
         opal_output_verbose(10, fw->output, "rank %u: %s started (priority %d)", rte->my_rank,
                             module->name, fw->selected[i]->priority);
         btl_base.modules[btl_base.num_modules++] = module;
+        if (NULL == module->progress) {
+            continue;
+        }
+        if (module->progress_enters_kernel) {
+            btl_base.poll_kernel[btl_base.num_poll_kernel++] = module->progress;
+        } else {
+            btl_base.poll_memory[btl_base.num_poll_memory++] = module->progress;
+        }
     }
     if (0 == btl_base.num_modules) {
         opal_show_help("help-btl-base.txt", "no-transport", true, rte->my_rank,
@@ -169,6 +230,7 @@ void ompi_btl_base_close(void)
         for (size_t i = 0; i < btl_base.num_modules; ++i) {
             pending += btl_base.modules[i]->pending();
         }
+        btl_base.rounds_to_kernel = 0; /* flushing: every transport, every round */
         if (0 == pending || ompi_btl_base_progress() < 0) {
             break;
         }
@@ -179,7 +241,7 @@ void ompi_btl_base_close(void)
     }
     ompi_proc_foreach(forget_choice, NULL);
     ompi_btl_base_match_release();
-    btl_base.num_modules = 0;
+    btl_base.num_modules = btl_base.num_poll_memory = btl_base.num_poll_kernel = 0;
     btl_base.open = false;
     opal_mca_framework_close(fw);
 }
@@ -243,14 +305,42 @@ int ompi_btl_base_progress(void)
 {
     int events = 0;
 
-    for (size_t i = 0; i < btl_base.num_modules; ++i) {
-        int rc = btl_base.modules[i]->progress();
+    for (size_t i = 0; i < btl_base.num_poll_memory; ++i) {
+        int rc = btl_base.poll_memory[i]();
         if (rc < 0) {
             return rc;
         }
         events += rc;
     }
+    if (btl_base.num_poll_kernel > 0 && 0 == btl_base.rounds_to_kernel--) {
+        int kernel_events = 0;
+        for (size_t i = 0; i < btl_base.num_poll_kernel; ++i) {
+            int rc = btl_base.poll_kernel[i]();
+            if (rc < 0) {
+                return rc;
+            }
+            kernel_events += rc;
+        }
+        /* busy: poll again next round (a connection's frames come in bursts) */
+        btl_base.rounds_to_kernel = kernel_events > 0 || 0 == btl_base.kernel_poll_interval
+                                        ? 0
+                                        : btl_base.kernel_poll_interval - 1;
+        events += kernel_events;
+    }
     return events;
+}
+
+int ompi_btl_base_progress_waiting(void)
+{
+    int rc = ompi_btl_base_progress();
+
+    if (0 != rc) {
+        btl_base.idle_rounds = 0;
+    } else if (++btl_base.idle_rounds >= btl_base.yield_after) {
+        btl_base.idle_rounds = 0;
+        sched_yield();
+    }
+    return rc;
 }
 
 const ompi_btl_module_t *ompi_btl_base_peer_module(uint32_t peer)

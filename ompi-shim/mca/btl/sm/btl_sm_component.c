@@ -1,7 +1,10 @@
 /* btl sm: the module. A process maps its own receive segment when the transports start, and a
- * peer's on the first message to it (a ring rank maps 2 segments, not N). What a full ring
- * cannot take is copied into the peer's queue and pushed on from progress, so herd_send never
- * waits for the receiver and two senders filling each other's rings cannot deadlock. */
+ * peer's on the first message to it (a ring rank maps 2 segments, not N), where it claims a fast
+ * box if one is left. A short message goes through the box, a long one through the ring; a
+ * sender switches between them only once the receiver has read everything it put in the other,
+ * so a source's messages arrive in order. What cannot go now is copied into the peer's queue and
+ * pushed on from progress, so herd_send never waits for the receiver and two senders filling
+ * each other's rings cannot deadlock. */
 #include "herd_config.h"
 
 #include <errno.h>
@@ -20,6 +23,8 @@
 #define BTL_SM_DEFAULT_PRIORITY   50
 #define BTL_SM_DEFAULT_CELLS      128u
 #define BTL_SM_DEFAULT_CELL_SIZE  8192u
+#define BTL_SM_DEFAULT_FBOXES     16u
+#define BTL_SM_DEFAULT_FBOX_SIZE  8192u
 #define BTL_SM_ATTACH_TIMEOUT_MS  30000
 #define BTL_SM_MAX_CELLS_PER_POLL 64u
 
@@ -38,6 +43,10 @@ typedef struct btl_sm_endpoint {
     struct btl_sm_endpoint *next; /* every endpoint, for finalize */
     ompi_proc_t *proc;
     btl_sm_segment_t peer_seg; /* the peer's receive segment, once we send to it */
+    btl_sm_fbox_sender_t fbox; /* our box in it (fbox.box NULL: none was left) */
+    uint32_t fbox_max;         /* the longest message that goes through the box */
+    bool ring_outstanding;     /* cells we pushed may not all be read yet */
+    uint64_t ring_last;        /* the position of the last one */
     btl_sm_pending_t *queue_head;
     btl_sm_pending_t *queue_tail;
     /* a message of the peer's arriving in several cells */
@@ -48,12 +57,16 @@ typedef struct btl_sm_endpoint {
 } btl_sm_endpoint_t;
 
 static struct {
-    int priority;       /* btl_sm_priority */
-    unsigned num_cells; /* btl_sm_num_cells */
-    size_t cell_size;   /* btl_sm_cell_size */
+    int priority;        /* btl_sm_priority */
+    unsigned num_cells;  /* btl_sm_num_cells */
+    size_t cell_size;    /* btl_sm_cell_size */
+    unsigned num_fboxes; /* btl_sm_num_fboxes */
+    size_t fbox_size;    /* btl_sm_fbox_size */
     const ompi_btl_rte_t *rte;
     ompi_btl_deliver_fn_t deliver;
     btl_sm_segment_t mine;
+    btl_sm_fbox_receiver_t *fbox_rx; /* my boxes that senders claimed, mine.num_fboxes */
+    uint32_t fbox_seen;
     char my_name[256];
     btl_sm_endpoint_t *endpoints;
     size_t num_endpoints;
@@ -75,17 +88,21 @@ static int btl_sm_attach(uint32_t rank, btl_sm_segment_t *seg)
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    rc = btl_sm_segment_attach(name, rank, btl_sm.num_cells, (uint32_t) btl_sm.cell_size,
-                               BTL_SM_ATTACH_TIMEOUT_MS, seg, &created);
+    btl_sm_geometry_t geometry = {.num_cells = btl_sm.num_cells,
+                                  .cell_size = (uint32_t) btl_sm.cell_size,
+                                  .num_fboxes = btl_sm.num_fboxes,
+                                  .fbox_size = (uint32_t) btl_sm.fbox_size};
+    rc = btl_sm_segment_attach(name, rank, &geometry, BTL_SM_ATTACH_TIMEOUT_MS, seg, &created);
     if (HERD_SUCCESS != rc) {
         opal_show_help("help-btl-sm.txt", "attach-failed", true, btl_sm.rte->my_rank, name, rank,
                        HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
         return HERD_ERR_SILENT;
     }
     opal_output_verbose(10, ompi_btl_base_framework.output,
-                        "rank %u: sm segment %s of rank %u %s (%u cells of %u bytes)",
+                        "rank %u: sm segment %s of rank %u %s (%u cells of %u bytes, %u fast "
+                        "boxes of %u bytes)",
                         btl_sm.rte->my_rank, name, rank, created ? "created" : "mapped",
-                        seg->num_cells, seg->cell_size);
+                        seg->num_cells, seg->cell_size, seg->num_fboxes, seg->fbox_size);
     return HERD_SUCCESS;
 }
 
@@ -95,12 +112,21 @@ static int btl_sm_init(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver)
     btl_sm.deliver = deliver;
     btl_sm.endpoints = NULL;
     btl_sm.num_endpoints = btl_sm.num_queued = 0;
-    if (btl_sm.cell_size > UINT32_MAX) {
+    btl_sm.fbox_rx = NULL;
+    btl_sm.fbox_seen = 0;
+    if (btl_sm.cell_size > UINT32_MAX || btl_sm.fbox_size > UINT32_MAX) {
         return HERD_ERR_BAD_PARAM;
     }
     int rc = btl_sm_segment_name(rte->my_rank, btl_sm.my_name, sizeof(btl_sm.my_name));
     if (HERD_SUCCESS == rc) {
         rc = btl_sm_attach(rte->my_rank, &btl_sm.mine);
+    }
+    if (HERD_SUCCESS == rc && btl_sm.mine.num_fboxes > 0) {
+        btl_sm.fbox_rx = calloc(btl_sm.mine.num_fboxes, sizeof(*btl_sm.fbox_rx));
+        if (NULL == btl_sm.fbox_rx) {
+            btl_sm_segment_detach(&btl_sm.mine);
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+        }
     }
     return rc;
 }
@@ -141,7 +167,27 @@ static int btl_sm_add_peer(ompi_proc_t *proc)
     if (NULL != ep->peer_seg.header) {
         return HERD_SUCCESS;
     }
-    return btl_sm_attach(proc->rank, &ep->peer_seg);
+    int rc = btl_sm_attach(proc->rank, &ep->peer_seg);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    /* none left (more senders than boxes): this peer's messages all take the ring */
+    if (HERD_SUCCESS == btl_sm_fbox_claim(&ep->peer_seg, btl_sm.rte->my_rank, &ep->fbox)) {
+        ep->fbox_max = btl_sm_fbox_max_payload(ep->fbox.size);
+    }
+    opal_output_verbose(10, ompi_btl_base_framework.output, "rank %u -> rank %u: sm %s",
+                        btl_sm.rte->my_rank, proc->rank,
+                        NULL != ep->fbox.box ? "fast box" : "ring only (no fast box left)");
+    return HERD_SUCCESS;
+}
+
+/* Have the receiver read every cell we put in its ring? */
+static bool btl_sm_ring_done(btl_sm_endpoint_t *ep)
+{
+    if (ep->ring_outstanding && btl_sm_ring_consumed(&ep->peer_seg, ep->ring_last)) {
+        ep->ring_outstanding = false;
+    }
+    return !ep->ring_outstanding;
 }
 
 /* Push cells of the message from *offset on while the ring has room (data[0] is byte base of
@@ -152,11 +198,27 @@ static bool btl_sm_push(btl_sm_endpoint_t *ep, int tag, const unsigned char *dat
     btl_sm_segment_t *seg = &ep->peer_seg;
     uint32_t me = btl_sm.rte->my_rank;
 
-    do {
-        size_t frag = len - *offset < seg->payload ? len - *offset : seg->payload;
-        if (!btl_sm_ring_push(seg, me, tag, len, data + (*offset - base), (uint32_t) frag)) {
+    if (0 == *offset && NULL != ep->fbox.box) {
+        if (len <= ep->fbox_max && btl_sm_ring_done(ep)) {
+            if (!btl_sm_fbox_push(&ep->fbox, tag, data, (uint32_t) len)) {
+                return false;
+            }
+            *offset = len;
+            return true;
+        }
+        /* a long message (or a short one behind cells still unread, which it follows through
+         * the ring) goes only once the receiver has read what the box holds */
+        if (!btl_sm_fbox_drained(&ep->fbox)) {
             return false;
         }
+    }
+    do {
+        size_t frag = len - *offset < seg->payload ? len - *offset : seg->payload;
+        if (!btl_sm_ring_push(seg, me, tag, len, data + (*offset - base), (uint32_t) frag,
+                              &ep->ring_last)) {
+            return false;
+        }
+        ep->ring_outstanding = true;
         *offset += frag;
     } while (*offset < len);
     return true;
@@ -258,6 +320,20 @@ static int btl_sm_progress(void)
     int events = 0;
     btl_sm_cell_t *cell;
 
+    if (btl_sm.fbox_seen < btl_sm.mine.num_fboxes) {
+        btl_sm_fbox_discover(&btl_sm.mine, btl_sm.fbox_rx, &btl_sm.fbox_seen);
+    }
+    for (uint32_t i = 0; i < btl_sm.fbox_seen; ++i) {
+        btl_sm_fbox_receiver_t *r = &btl_sm.fbox_rx[i];
+        const btl_sm_rec_t *rec;
+        for (unsigned n = 0; n < BTL_SM_MAX_CELLS_PER_POLL && NULL != (rec = btl_sm_fbox_peek(r));
+             ++n) {
+            /* straight from shared memory into a posted receive or the unexpected queue */
+            btl_sm.deliver(r->src, rec->tag, rec->data, rec->len);
+            btl_sm_fbox_release(r, rec);
+            events++;
+        }
+    }
     for (unsigned n = 0;
          n < BTL_SM_MAX_CELLS_PER_POLL && NULL != (cell = btl_sm_ring_peek(&btl_sm.mine)); ++n) {
         int rc = HERD_SUCCESS;
@@ -300,6 +376,9 @@ static void btl_sm_finalize(void)
         free(ep);
     }
     btl_sm.num_endpoints = btl_sm.num_queued = 0;
+    free(btl_sm.fbox_rx);
+    btl_sm.fbox_rx = NULL;
+    btl_sm.fbox_seen = 0;
     btl_sm_segment_detach(&btl_sm.mine);
     /* peers map it on their first message: it goes only now (the session daemon removes it at
      * the job's end if this process dies first) */
@@ -330,6 +409,8 @@ static int btl_sm_register(const opal_mca_component_t *component)
     btl_sm.priority = BTL_SM_DEFAULT_PRIORITY;
     btl_sm.num_cells = BTL_SM_DEFAULT_CELLS;
     btl_sm.cell_size = BTL_SM_DEFAULT_CELL_SIZE;
+    btl_sm.num_fboxes = BTL_SM_DEFAULT_FBOXES;
+    btl_sm.fbox_size = BTL_SM_DEFAULT_FBOX_SIZE;
     rc = opal_mca_var_register(component, "priority",
                                "Priority of the sm transport (shared-memory rings between the "
                                "processes of a node)",
@@ -346,6 +427,21 @@ static int btl_sm_register(const opal_mca_component_t *component)
                                    "8, at least 64): a message up to cell_size - 32 bytes travels "
                                    "in one cell, a longer one in several",
                                    OPAL_MCA_VAR_SIZE, &btl_sm.cell_size);
+    }
+    if (rc >= 0) {
+        rc = opal_mca_var_register(component, "num_fboxes",
+                                   "Fast boxes in each process's receive segment: the first this "
+                                   "many peers that send to it get one (short messages in one "
+                                   "or a few cache lines, no atomic operation); the others, and "
+                                   "long messages, use the ring. 0: the ring only",
+                                   OPAL_MCA_VAR_UNSIGNED, &btl_sm.num_fboxes);
+    }
+    if (rc >= 0) {
+        rc = opal_mca_var_register(component, "fbox_size",
+                                   "Bytes of each fast box (a power of two, at least 256; 128 more "
+                                   "for its control lines): messages up to fbox_size / 4 - 16 "
+                                   "bytes go through it",
+                                   OPAL_MCA_VAR_SIZE, &btl_sm.fbox_size);
     }
     return rc < 0 ? rc : HERD_SUCCESS;
 }

@@ -1,7 +1,8 @@
-/* btl sm's segment (create or attach, whoever comes first) and its bounded multi-producer,
- * single-consumer ring of cells. Each cell carries a sequence number: a producer claims position
- * pos when the cell's seq equals pos (compare-and-swap on the shared enqueue position), fills it
- * and publishes seq = pos + 1; the consumer reads it then and frees it with seq = pos + cells. */
+/* btl sm's segment (create or attach, whoever comes first: the header, the fast boxes, the
+ * cells) and its bounded multi-producer, single-consumer ring of cells. Each cell carries a
+ * sequence number: a producer claims position pos when the cell's seq equals pos (compare-and-swap
+ * on the shared enqueue position), fills it and publishes seq = pos + 1; the consumer reads it then
+ * and frees it with seq = pos + cells. */
 #include "herd_config.h"
 
 #include <errno.h>
@@ -16,26 +17,40 @@
 #include "ompi-shim/mca/btl/sm/btl_sm.h"
 #include "opal/status.h"
 
-#define BTL_SM_CELLS_OFFSET 256u /* the header, rounded up to keep cells on cache lines */
+#define BTL_SM_HEADER_BYTES 256u /* the header, rounded up to keep boxes and cells on lines */
 
-_Static_assert(sizeof(btl_sm_header_t) <= BTL_SM_CELLS_OFFSET, "the header fits before cells");
+_Static_assert(sizeof(btl_sm_header_t) == BTL_SM_HEADER_BYTES, "the header is 4 cache lines");
 _Static_assert(sizeof(btl_sm_cell_t) == 32, "a cell's header is 32 bytes");
+_Static_assert(sizeof(btl_sm_fbox_t) == 128, "a box's control is 2 cache lines");
 
-size_t btl_sm_segment_size(uint32_t num_cells, uint32_t cell_size)
+static size_t fboxes_bytes(uint32_t num_fboxes, uint32_t fbox_size)
 {
-    return BTL_SM_CELLS_OFFSET + (size_t) num_cells * cell_size;
+    return (size_t) num_fboxes * (sizeof(btl_sm_fbox_t) + fbox_size);
+}
+
+size_t btl_sm_segment_size(const btl_sm_geometry_t *g)
+{
+    return BTL_SM_HEADER_BYTES + fboxes_bytes(g->num_fboxes, g->fbox_size) +
+           (size_t) g->num_cells * g->cell_size;
 }
 
 static btl_sm_cell_t *cell_at(const btl_sm_segment_t *seg, uint64_t pos)
 {
-    return (btl_sm_cell_t *) ((char *) seg->header + BTL_SM_CELLS_OFFSET +
-                              (size_t) (pos & (seg->num_cells - 1)) * seg->cell_size);
+    return (btl_sm_cell_t *) (seg->cells + (size_t) (pos & (seg->num_cells - 1)) * seg->cell_size);
 }
 
-static bool valid_geometry(uint32_t num_cells, uint32_t cell_size)
+static bool power_of_two(uint32_t n)
 {
-    return num_cells >= 2 && 0 == (num_cells & (num_cells - 1)) && cell_size >= 64 &&
-           0 == cell_size % 8 && num_cells <= (1u << 20) && cell_size <= (1u << 24);
+    return 0 != n && 0 == (n & (n - 1));
+}
+
+static bool valid_geometry(const btl_sm_geometry_t *g)
+{
+    return g->num_cells >= 2 && power_of_two(g->num_cells) && g->cell_size >= 64 &&
+           0 == g->cell_size % 8 && g->num_cells <= (1u << 20) && g->cell_size <= (1u << 24) &&
+           g->num_fboxes <= 1024 &&
+           (0 == g->num_fboxes ||
+            (power_of_two(g->fbox_size) && g->fbox_size >= 256 && g->fbox_size <= (1u << 20)));
 }
 
 static long elapsed_ms(const struct timespec *start)
@@ -47,17 +62,22 @@ static long elapsed_ms(const struct timespec *start)
 
 static void set_view(btl_sm_segment_t *seg, void *base, size_t size)
 {
-    seg->header = base;
+    btl_sm_header_t *h = base;
+
+    seg->header = h;
     seg->size = size;
-    seg->num_cells = seg->header->num_cells;
-    seg->cell_size = seg->header->cell_size;
+    seg->num_cells = h->num_cells;
+    seg->cell_size = h->cell_size;
     seg->payload = seg->cell_size - sizeof(btl_sm_cell_t);
+    seg->num_fboxes = h->num_fboxes;
+    seg->fbox_size = h->fbox_size;
+    seg->cells =
+        (unsigned char *) base + BTL_SM_HEADER_BYTES + fboxes_bytes(h->num_fboxes, h->fbox_size);
 }
 
-static int create(int fd, uint32_t owner, uint32_t num_cells, uint32_t cell_size,
-                  btl_sm_segment_t *seg)
+static int create(int fd, uint32_t owner, const btl_sm_geometry_t *g, btl_sm_segment_t *seg)
 {
-    size_t size = btl_sm_segment_size(num_cells, cell_size);
+    size_t size = btl_sm_segment_size(g);
     /* reserve the pages now: a full /dev/shm is an error here, not a SIGBUS later */
     if (0 != ftruncate(fd, (off_t) size) || 0 != (errno = posix_fallocate(fd, 0, (off_t) size))) {
         return HERD_ERR_IN_ERRNO;
@@ -69,13 +89,17 @@ static int create(int fd, uint32_t owner, uint32_t num_cells, uint32_t cell_size
     btl_sm_header_t *h = base;
     h->version = BTL_SM_VERSION;
     h->size = size;
-    h->num_cells = num_cells;
-    h->cell_size = cell_size;
+    h->num_cells = g->num_cells;
+    h->cell_size = g->cell_size;
     h->owner = owner;
+    h->num_fboxes = g->num_fboxes;
+    h->fbox_size = 0 == g->num_fboxes ? 0 : g->fbox_size;
     atomic_store_explicit(&h->enqueue_pos, 0, memory_order_relaxed);
     atomic_store_explicit(&h->dequeue_pos, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->fboxes_claimed, 0, memory_order_relaxed);
+    /* the boxes' owners and records are 0 in fresh pages: unclaimed, nothing published */
     set_view(seg, base, size);
-    for (uint32_t i = 0; i < num_cells; ++i) {
+    for (uint32_t i = 0; i < g->num_cells; ++i) {
         atomic_store_explicit(&cell_at(seg, i)->seq, i, memory_order_relaxed);
     }
     atomic_store_explicit(&h->magic, BTL_SM_MAGIC, memory_order_release);
@@ -93,7 +117,7 @@ static int attach_existing(int fd, int timeout_ms, btl_sm_segment_t *seg)
         if (0 != fstat(fd, &st)) {
             return HERD_ERR_IN_ERRNO;
         }
-        if (st.st_size >= (off_t) BTL_SM_CELLS_OFFSET) {
+        if (st.st_size >= (off_t) BTL_SM_HEADER_BYTES) {
             break;
         }
         if (elapsed_ms(&start) > timeout_ms) {
@@ -114,9 +138,12 @@ static int attach_existing(int fd, int timeout_ms, btl_sm_segment_t *seg)
         }
         sched_yield();
     }
-    if (BTL_SM_VERSION != h->version || h->size != size ||
-        !valid_geometry(h->num_cells, h->cell_size) ||
-        btl_sm_segment_size(h->num_cells, h->cell_size) != size) {
+    btl_sm_geometry_t g = {.num_cells = h->num_cells,
+                           .cell_size = h->cell_size,
+                           .num_fboxes = h->num_fboxes,
+                           .fbox_size = h->fbox_size};
+    if (BTL_SM_VERSION != h->version || h->size != size || !valid_geometry(&g) ||
+        btl_sm_segment_size(&g) != size) {
         munmap(base, size);
         return HERD_ERR_VERSION_MISMATCH;
     }
@@ -124,17 +151,17 @@ static int attach_existing(int fd, int timeout_ms, btl_sm_segment_t *seg)
     return HERD_SUCCESS;
 }
 
-int btl_sm_segment_attach(const char *name, uint32_t owner, uint32_t num_cells, uint32_t cell_size,
+int btl_sm_segment_attach(const char *name, uint32_t owner, const btl_sm_geometry_t *geometry,
                           int timeout_ms, btl_sm_segment_t *seg, bool *created)
 {
     int rc;
 
-    if (!valid_geometry(num_cells, cell_size)) {
+    if (!valid_geometry(geometry)) {
         return HERD_ERR_BAD_PARAM;
     }
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
-        rc = create(fd, owner, num_cells, cell_size, seg);
+        rc = create(fd, owner, geometry, seg);
         if (HERD_SUCCESS != rc) {
             int err = errno;
             shm_unlink(name);
@@ -166,7 +193,7 @@ void btl_sm_segment_detach(btl_sm_segment_t *seg)
 }
 
 bool btl_sm_ring_push(btl_sm_segment_t *seg, uint32_t src, int tag, uint64_t total,
-                      const void *data, uint32_t frag_len)
+                      const void *data, uint32_t frag_len, uint64_t *pos_out)
 {
     btl_sm_header_t *h = seg->header;
     uint64_t pos = atomic_load_explicit(&h->enqueue_pos, memory_order_relaxed);
@@ -196,7 +223,16 @@ bool btl_sm_ring_push(btl_sm_segment_t *seg, uint32_t src, int tag, uint64_t tot
         memcpy(cell->data, data, frag_len);
     }
     atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
+    if (NULL != pos_out) {
+        *pos_out = pos;
+    }
     return true;
+}
+
+bool btl_sm_ring_consumed(const btl_sm_segment_t *seg, uint64_t pos)
+{
+    /* the owner advances dequeue_pos after it handled the cell (delivered or joined it) */
+    return atomic_load_explicit(&seg->header->dequeue_pos, memory_order_acquire) > pos;
 }
 
 btl_sm_cell_t *btl_sm_ring_peek(btl_sm_segment_t *seg)
@@ -215,5 +251,5 @@ void btl_sm_ring_release(btl_sm_segment_t *seg, btl_sm_cell_t *cell)
     uint64_t pos = atomic_load_explicit(&seg->header->dequeue_pos, memory_order_relaxed);
 
     atomic_store_explicit(&cell->seq, pos + seg->num_cells, memory_order_release);
-    atomic_store_explicit(&seg->header->dequeue_pos, pos + 1, memory_order_relaxed);
+    atomic_store_explicit(&seg->header->dequeue_pos, pos + 1, memory_order_release);
 }

@@ -940,6 +940,7 @@ static const ompi_btl_module_t btl_tcp_module = {
     .add_peer = btl_tcp_add_peer,
     .send = btl_tcp_send,
     .progress = btl_tcp_progress,
+    .progress_enters_kernel = true,
     .pending = btl_tcp_pending,
     .finalize = btl_tcp_finalize,
     .num_peers = btl_tcp_num_peers,
