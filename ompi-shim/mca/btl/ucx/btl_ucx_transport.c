@@ -334,6 +334,9 @@ static ucs_status_t message_arrived(void *arg, const void *header, size_t header
         return UCS_OK;
     }
     btl_ucx_held_t *m = hold(e, seq, tag, length);
+    SVC->verbose(10, "rank %u: ucx holds message %u from rank %u (%zu bytes%s) until %s",
+                 rte->my_rank, seq, src, length, rendezvous ? ", rendezvous" : "",
+                 rendezvous ? "it is fetched" : "the earlier ones are there");
     if (NULL == m) {
         SVC->verbose(1, "rank %u: ucx cannot keep a %zu-byte message from rank %u: out of memory",
                      rte->my_rank, length, src);
