@@ -50,12 +50,6 @@ typedef struct btl_ucx_copy {
     uint8_t data[];
 } btl_ucx_copy_t;
 
-/* A send from the caller's buffer that UCX did not finish at once: waited for in send. */
-typedef struct btl_ucx_wait {
-    bool done;
-    ucs_status_t status;
-} btl_ucx_wait_t;
-
 static struct {
     const ompi_btl_dso_services_t *svc;
     const btl_ucx_params_t *params;
@@ -65,9 +59,15 @@ static struct {
     ucp_worker_h worker;
     btl_ucx_endpoint_t *endpoints;
     size_t num_endpoints;
-    size_t num_sending;   /* copies UCX has not finished with (pending()) */
-    size_t num_receiving; /* rendezvous data being fetched */
-    int events;           /* messages handed up or sends finished during one progress */
+    size_t num_sending;          /* copies UCX has not finished with (pending()) */
+    uint64_t num_at_once;        /* sends UCX finished from the caller's buffer */
+    uint64_t num_copied;         /* sends that went from a copy */
+    struct timespec stuck_since; /* pending(): when sending last moved, while flushing */
+    size_t stuck_at;             /* num_sending then */
+    bool gave_up;                /* pending() stopped waiting for them */
+    size_t num_dropped;          /* copies cancelled by our finalize */
+    size_t num_receiving;        /* rendezvous data being fetched */
+    int events;                  /* messages handed up or sends finished during one progress */
 } btl_ucx;
 
 #define SVC (btl_ucx.svc)
@@ -372,9 +372,18 @@ static void copy_sent(void *request, ucs_status_t status, void *user_data)
 {
     btl_ucx_copy_t *c = user_data;
 
-    if (UCS_OK != status) {
-        SVC->verbose(1, "rank %u: ucx could not deliver a message to rank %u: %s",
-                     btl_ucx.rte->my_rank, c->peer, ucs_status_string(status));
+    if (UCS_ERR_CANCELED == status) {
+        btl_ucx.num_dropped++; /* our finalize closed the endpoint: said once there */
+    } else if (UCS_OK != status) {
+        ompi_proc_t *proc = SVC->proc_find(c->peer);
+        btl_ucx_endpoint_t *e = NULL != proc ? proc->endpoint[HERD_ENDPOINT_TAG_UCX] : NULL;
+        if (NULL != e && !e->failed) {
+            SVC->verbose(1,
+                         "rank %u: ucx could not deliver a message to rank %u (%s): later "
+                         "messages to it fail",
+                         btl_ucx.rte->my_rank, c->peer, ucs_status_string(status));
+            e->failed = true;
+        }
     }
     free(c);
     ucp_request_free(request);
@@ -382,74 +391,80 @@ static void copy_sent(void *request, ucs_status_t status, void *user_data)
     btl_ucx.events++;
 }
 
-static void wait_sent(void *request, ucs_status_t status, void *user_data)
+/* Hand a copy of the message to UCX: the caller's buffer is free at once, and UCX sends from
+ * the copy whenever it can (the receiver fetches a rendezvous when it progresses). */
+static int send_copy(btl_ucx_endpoint_t *e, const uint8_t *header, const void *buf, size_t len,
+                     uint32_t flags)
 {
-    btl_ucx_wait_t *w = user_data;
+    btl_ucx_copy_t *c = malloc(sizeof(*c) + len);
 
-    w->done = true;
-    w->status = status;
-    ucp_request_free(request);
+    if (NULL == c) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    c->peer = e->proc->rank;
+    memcpy(c->header, header, BTL_UCX_HEADER_SIZE);
+    memcpy(c->data, buf, len);
+    ucp_request_param_t p = {
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = flags,
+        .cb.send = copy_sent,
+        .user_data = c,
+    };
+    ucs_status_ptr_t r =
+        ucp_am_send_nbx(e->ep, BTL_UCX_AM_ID, c->header, sizeof(c->header), c->data, len, &p);
+    if (UCS_PTR_IS_ERR(r)) {
+        free(c);
+        return HERD_ERR_UNREACH;
+    }
+    if (NULL == r) {
+        free(c);
+    } else {
+        btl_ucx.num_sending++;
+    }
+    btl_ucx.num_copied++;
+    return HERD_SUCCESS;
 }
 
+/* Never waits: a short message goes from the caller's buffer when UCX can finish with it at
+ * once, anything else from a copy (docs/btl.md: herd_send never waits for the receiver). */
 static int btl_ucx_send(ompi_proc_t *proc, int tag, const void *buf, size_t len)
 {
     btl_ucx_endpoint_t *e = proc->endpoint[HERD_ENDPOINT_TAG_UCX];
-    uint32_t me = btl_ucx.rte->my_rank;
+    uint8_t header[BTL_UCX_HEADER_SIZE];
+    int rc;
 
     if (e->failed) {
         return HERD_ERR_UNREACH;
     }
+    encode_header(btl_ucx.rte->my_rank, tag, e->send_seq, header);
     if (len > btl_ucx.params->eager_limit) {
-        /* copied, so the caller's buffer is free at once and the receiver may fetch it
-         * whenever it progresses */
-        btl_ucx_copy_t *c = malloc(sizeof(*c) + len);
-        if (NULL == c) {
-            return HERD_ERR_OUT_OF_RESOURCE;
-        }
-        c->peer = proc->rank;
-        encode_header(me, tag, e->send_seq, c->header);
-        memcpy(c->data, buf, len);
+        rc = send_copy(e, header, buf, len, 0);
+    } else {
+        /* eager, and only if UCX is done with buf on return (else it says NO_RESOURCE and
+         * keeps nothing): a peer's full queue never holds the caller's buffer */
         ucp_request_param_t p = {
-            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-            .cb.send = copy_sent,
-            .user_data = c,
+            .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL,
+            .flags = UCP_AM_SEND_FLAG_EAGER,
         };
         ucs_status_ptr_t r =
-            ucp_am_send_nbx(e->ep, BTL_UCX_AM_ID, c->header, sizeof(c->header), c->data, len, &p);
-        if (UCS_PTR_IS_ERR(r)) {
-            free(c);
-            return HERD_ERR_UNREACH;
-        }
-        e->send_seq++;
+            ucp_am_send_nbx(e->ep, BTL_UCX_AM_ID, header, sizeof(header), buf, len, &p);
         if (NULL == r) {
-            free(c);
+            btl_ucx.num_at_once++;
+            rc = HERD_SUCCESS;
+        } else if (UCS_PTR_IS_ERR(r) && UCS_ERR_NO_RESOURCE == UCS_PTR_STATUS(r)) {
+            rc = send_copy(e, header, buf, len, UCP_AM_SEND_FLAG_EAGER);
         } else {
-            btl_ucx.num_sending++;
+            if (!UCS_PTR_IS_ERR(r)) {
+                ucp_request_free(r); /* not expected with FORCE_IMM_CMPL */
+            }
+            rc = HERD_ERR_UNREACH;
         }
-        return HERD_SUCCESS;
     }
-    /* short: eager from the caller's buffer, which UCX copies out as it sends; UCX keeps the
-     * buffer only when it has no room toward the peer, and then we progress until it has */
-    uint8_t header[BTL_UCX_HEADER_SIZE];
-    btl_ucx_wait_t w = {.done = false, .status = UCS_OK};
-    encode_header(me, tag, e->send_seq, header);
-    ucp_request_param_t p = {
-        .op_attr_mask =
-            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
-        .flags = UCP_AM_SEND_FLAG_EAGER,
-        .cb.send = wait_sent,
-        .user_data = &w,
-    };
-    ucs_status_ptr_t r =
-        ucp_am_send_nbx(e->ep, BTL_UCX_AM_ID, header, sizeof(header), buf, len, &p);
-    if (UCS_PTR_IS_ERR(r)) {
-        return HERD_ERR_UNREACH;
+    if (HERD_SUCCESS == rc) {
+        e->send_seq++;
     }
-    e->send_seq++;
-    while (NULL != r && !w.done) {
-        ucp_worker_progress(btl_ucx.worker);
-    }
-    return NULL == r || UCS_OK == w.status ? HERD_SUCCESS : HERD_ERR_UNREACH;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -462,8 +477,28 @@ static int btl_ucx_progress(void)
     return btl_ucx.events > 0 ? btl_ucx.events : (int) (n > 0);
 }
 
+/* The base flushes until this is 0 before finalize. A peer gone without UCX noticing (shared
+ * memory without error handling) never takes its messages: once no send has finished for
+ * btl_ucx_close_timeout seconds, the rest are given up (said at verbose 1), so finalize ends. */
 static size_t btl_ucx_pending(void)
 {
+    struct timespec now;
+
+    if (0 == btl_ucx.num_sending || btl_ucx.gave_up) {
+        return 0;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (btl_ucx.num_sending != btl_ucx.stuck_at) {
+        btl_ucx.stuck_at = btl_ucx.num_sending;
+        btl_ucx.stuck_since = now;
+    } else if (now.tv_sec - btl_ucx.stuck_since.tv_sec >= btl_ucx.params->close_timeout) {
+        SVC->verbose(1,
+                     "rank %u: ucx gives up on %zu messages that no peer took for %d s "
+                     "(btl_ucx_close_timeout): their peers are gone or stopped receiving",
+                     btl_ucx.rte->my_rank, btl_ucx.num_sending, btl_ucx.params->close_timeout);
+        btl_ucx.gave_up = true;
+        return 0;
+    }
     return btl_ucx.num_sending;
 }
 
@@ -546,11 +581,18 @@ static void btl_ucx_finalize(void)
     if (NULL == btl_ucx.worker) {
         return;
     }
+    SVC->verbose(5, "rank %u: ucx sent %llu messages from the caller's buffer and %llu from a copy",
+                 btl_ucx.rte->my_rank, (unsigned long long) btl_ucx.num_at_once,
+                 (unsigned long long) btl_ucx.num_copied);
     close_endpoints();
     ucp_worker_destroy(btl_ucx.worker);
     btl_ucx.worker = NULL;
     ucp_cleanup(btl_ucx.context);
     btl_ucx.context = NULL;
+    if (btl_ucx.num_dropped > 0) {
+        SVC->verbose(1, "rank %u: ucx dropped %zu messages that their peers never took",
+                     btl_ucx.rte->my_rank, btl_ucx.num_dropped);
+    }
     /* no UCX callback runs any more: what it was filling can go */
     while (NULL != btl_ucx.endpoints) {
         btl_ucx_endpoint_t *e = btl_ucx.endpoints;
@@ -578,6 +620,10 @@ static int btl_ucx_init(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver
     btl_ucx.deliver = deliver;
     btl_ucx.endpoints = NULL;
     btl_ucx.num_endpoints = btl_ucx.num_sending = btl_ucx.num_receiving = 0;
+    btl_ucx.num_at_once = btl_ucx.num_copied = 0;
+    btl_ucx.num_dropped = 0;
+    btl_ucx.stuck_at = 0;
+    btl_ucx.gave_up = false;
 
     what = "ucp_config_read";
     status = ucp_config_read(NULL, NULL, &config);
