@@ -47,6 +47,7 @@ for v in btl btl_base_verbose btl_self_priority btl_sm_priority btl_sm_num_cells
 done
 # ucx, when built (UCX found): its front is in libherd, its variables shown without loading UCX
 if [ -f "$HERD_BUILDDIR/ompi-shim/mca/btl/ucx/herd-btl-ucx.la" ]; then
+    herd_info --parsable --param btl ucx --level 9
     for v in btl_ucx_priority btl_ucx_tls btl_ucx_eager_limit btl_ucx_error_handling \
         btl_ucx_close_timeout; do
         expect_out "parsable: btl variable $v" "^mca:btl:ucx:param:$v:value:"
