@@ -46,6 +46,18 @@ for v in btl btl_base_verbose btl_base_add_all btl_self_priority btl_sm_priority
     btl_tcp_use_rm_endpoint; do
     expect_out "parsable: btl variable $v" "^mca:btl:[a-z]+:param:$v:value:"
 done
+# ucx, when built (UCX found): its front is in libherd, its variables shown without loading UCX
+if [ -f "$HERD_BUILDDIR/ompi-shim/mca/btl/ucx/herd-btl-ucx.la" ]; then
+    herd_info --parsable --param btl ucx --level 9
+    for v in btl_ucx_priority btl_ucx_tls btl_ucx_eager_limit btl_ucx_error_handling \
+        btl_ucx_close_timeout; do
+        expect_out "parsable: btl variable $v" "^mca:btl:ucx:param:$v:value:"
+    done
+    herd_info
+    expect_out "btl ucx is listed, static (its front)" "MCA btl: ucx \(v[0-9.]+, static\)"
+    expect_out "btl ucx has its endpoint tag" \
+        "MCA endpoint: compile-time tags: .*ucx \(slot [0-9]+, btl-ucx\)"
+fi
 
 herd_info --all
 expect_rc "herd-info --all runs" 0
