@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ompi-shim/mca/btl/base/base.h"
 #include "ompi-shim/mca/btl/btl.h"
 #include "ompi-shim/proc/proc.h"
 #include "opal/mca/mca.h"
@@ -60,11 +61,41 @@ static bool dso_find(const char *name, char *path, size_t size)
     return found;
 }
 
+/* Whether the btl selection names this transport ("self,ucx"), not only leaves it in ("^tcp"
+ * or no selection). */
+static bool dso_named(const char *name)
+{
+    const char *selection = ompi_btl_base_framework.selection;
+    if (NULL == selection || '^' == selection[0]) {
+        return false;
+    }
+    size_t len = strlen(name);
+    for (const char *p = selection; NULL != p; p = strchr(p, ',')) {
+        p += (',' == *p) ? 1 : 0;
+        if (0 == strncmp(p, name, len) && (',' == p[len] || '\0' == p[len])) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int ompi_btl_base_dso_front_init(ompi_btl_module_t *front, const void *params,
                                  const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver)
 {
     int output = ompi_btl_base_framework.output;
     char path[4096], symbol[OPAL_MCA_MAX_NAME_LEN + 32], why[512] = "";
+
+    /* Every process of the job on this node and sm started: sm reaches them all, faster, so
+     * loading libfabric or UCX (0.1-0.2 s, in every process) would buy nothing. Named in the
+     * selection, it is loaded all the same (a user comparing transports). */
+    if (rte->local_size >= rte->job_size && ompi_btl_base_started("sm") &&
+        !dso_named(front->name)) {
+        opal_output_verbose(10, output,
+                            "rank %u: %s not loaded: every process of the job is on this node, "
+                            "where sm reaches them (--mca btl self,%s to use it anyway)",
+                            rte->my_rank, front->name, front->name);
+        return HERD_ERR_NOT_AVAILABLE;
+    }
 
     if (!dso_find(front->name, path, sizeof(path))) {
         opal_output_verbose(1, output,

@@ -125,6 +125,16 @@ static void add_every_peer(void)
                         btl_base.rte.my_rank, added, btl_base.rte.job_size);
 }
 
+bool ompi_btl_base_started(const char *name)
+{
+    for (size_t i = 0; i < btl_base.num_modules; ++i) {
+        if (0 == strcmp(btl_base.modules[i]->name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool ompi_btl_base_is_open(void)
 {
     return btl_base.open;
