@@ -321,6 +321,20 @@ static void test_dso_front(void **state)
     free(err);
     assert_null(old.send);
 
+    /* every process on this node and sm started: the DSO is not loaded at all */
+    close_and_reset();
+    assert_string_equal(open_with("self,sm", names, sizeof(names)), "self,sm");
+    ompi_btl_rte_t one_node = rte;
+    one_node.local_size = one_node.job_size;
+    ompi_btl_module_t spared = {.name = "stubtr", .init = front_init};
+    herd_test_capture_start(&stderr_capture);
+    rc = ompi_btl_base_dso_front_init(&spared, &init_status, &one_node, ompi_btl_base_deliver);
+    err = herd_test_capture_stop(&stderr_capture);
+    assert_int_equal(rc, HERD_ERR_NOT_AVAILABLE);
+    assert_contains(err, "stubtr not loaded: every process of the job is on this node");
+    free(err);
+    assert_null(spared.send);
+
     /* init fails: the status comes back and the front is untouched */
     ompi_btl_module_t failing = {.name = "stubtr", .init = front_init};
     init_status = HERD_ERR_UNREACH;
