@@ -23,6 +23,7 @@
 #include "ompi-shim/mca/btl/btl.h"
 #include "ompi-shim/mca/btl/sm/btl_sm.h"
 #include "ompi-shim/mca/btl/tcp/btl_tcp.h"
+#include "ompi-shim/mca/endpoint/endpoint.h"
 #include "ompi-shim/proc/proc.h"
 #include "opal/mca/mca.h"
 #include "support/capture.h"
@@ -32,6 +33,11 @@
 #define MY_RANK  2u
 
 static char *build_component_path;
+/* btl ofi is built (configure found libfabric): it is selected between sm and tcp, but its
+ * transport DSO is kept off the component path here (test_btl_ofi runs it), so it never starts
+ * and the per-peer choices below stay self, sm and tcp. */
+static bool ofi_built;
+#define WITH_OFI(without, with) (ofi_built ? (with) : (without))
 static herd_test_capture_t stderr_capture;
 static char jobid[64];
 
@@ -152,7 +158,8 @@ static void test_default_order(void **state)
     char names[256];
     (void) state;
 
-    assert_string_equal(open_with(NULL, names, sizeof(names)), "self,sm,tcp");
+    assert_string_equal(open_with(NULL, names, sizeof(names)),
+                        WITH_OFI("self,sm,tcp", "self,sm,ofi,tcp"));
     /* nothing per peer at open */
     ompi_proc_stats_t stats;
     ompi_proc_stats(&stats);
@@ -168,11 +175,12 @@ static void test_include_and_exclude(void **state)
     close_and_reset();
     assert_string_equal(open_with("tcp,self", names, sizeof(names)), "self,tcp");
     close_and_reset();
-    assert_string_equal(open_with("^tcp", names, sizeof(names)), "self,sm");
+    assert_string_equal(open_with("^tcp", names, sizeof(names)),
+                        WITH_OFI("self,sm", "self,sm,ofi"));
     close_and_reset();
-    assert_string_equal(open_with("^sm,self", names, sizeof(names)), "tcp");
+    assert_string_equal(open_with("^sm,self", names, sizeof(names)), WITH_OFI("tcp", "ofi,tcp"));
     close_and_reset();
-    setenv("HERD_MCA_btl", "^self,sm,tcp", 1);
+    setenv("HERD_MCA_btl", WITH_OFI("^self,sm,tcp", "^self,sm,tcp,ofi"), 1);
     herd_test_capture_start(&stderr_capture);
     int rc = ompi_btl_base_open(&rte);
     char *err = herd_test_capture_stop(&stderr_capture);
@@ -199,10 +207,12 @@ static void test_priority_variable(void **state)
     (void) state;
 
     setenv("HERD_MCA_btl_self_priority", "1", 1);
-    assert_string_equal(open_with(NULL, names, sizeof(names)), "sm,tcp,self");
+    assert_string_equal(open_with(NULL, names, sizeof(names)),
+                        WITH_OFI("sm,tcp,self", "sm,ofi,tcp,self"));
     close_and_reset();
     unsetenv("HERD_MCA_btl_self_priority");
-    assert_string_equal(open_with(NULL, names, sizeof(names)), "self,sm,tcp");
+    assert_string_equal(open_with(NULL, names, sizeof(names)),
+                        WITH_OFI("self,sm,tcp", "self,sm,ofi,tcp"));
 }
 
 /* The stub DSO outranks the built components; badiface (interface version 7) is refused. */
@@ -216,13 +226,14 @@ static void test_stub_and_version(void **state)
     herd_test_capture_start(&stderr_capture);
     const char *got = open_with(NULL, names, sizeof(names));
     char *err = herd_test_capture_stop(&stderr_capture);
-    assert_string_equal(got, "stub,self,sm,tcp");
+    assert_string_equal(got, WITH_OFI("stub,self,sm,tcp", "stub,self,sm,ofi,tcp"));
     assert_contains(err, "herd_btl_badiface");
     assert_contains(err, "btl interface version 7");
     free(err);
     close_and_reset();
     setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
-    assert_string_equal(open_with("^stub", names, sizeof(names)), "self,sm,tcp");
+    assert_string_equal(open_with("^stub", names, sizeof(names)),
+                        WITH_OFI("self,sm,tcp", "self,sm,ofi,tcp"));
 }
 
 /* A front component loading its transport from a DSO: found on the component path (also in
@@ -700,7 +711,20 @@ int main(void)
 {
     const char *path = getenv("HERD_MCA_component_path");
 
-    build_component_path = strdup(NULL != path ? path : "");
+    int slot;
+
+    /* the component path without btl ofi's build folder (see ofi_built) */
+    build_component_path = calloc(1, strlen(NULL != path ? path : "") + 1);
+    for (const char *f = NULL != path ? path : ""; NULL != build_component_path && '\0' != *f;) {
+        const char *end = strchr(f, ':');
+        size_t n = NULL != end ? (size_t) (end - f) : strlen(f);
+        if (!(n >= 8 && 0 == strncmp(f + n - 8, "/btl/ofi", 8))) {
+            strncat(build_component_path, f, n);
+            strcat(build_component_path, ":");
+        }
+        f += n + (NULL != end);
+    }
+    ofi_built = HERD_SUCCESS == ompi_endpoint_base_slot_for_tag("ofi", &slot);
     snprintf(jobid, sizeof(jobid), "unit%d.1", (int) getpid());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_default_order, setup, teardown),
