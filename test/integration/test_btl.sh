@@ -63,10 +63,10 @@ expect_eq "alltoall, default transports: sm to the others, self to itself" \
     "$(count_out '^rank [0-9]: alltoall ok, 3 peers x 1000 bytes, via( [0-9]:(self|sm)){3}$')" 3
 
 # 2 simulated nodes, processes alternating: each peer gets its own transport (sm on the same
-# node, tcp to the other), in one job
+# node, tcp to the other), in one job (ofi, when built, would outrank tcp: test_btl_ofi.sh)
 w="alltoall on 2 simulated nodes"
 run_ok "$w" --mca ras simulator --mca ras_simulator_num_nodes 2 --map-by node -n 4 \
-    "$PROG" alltoall 100000
+    --mca btl self,sm,tcp "$PROG" alltoall 100000
 expect_out "$w: rank 0 uses sm to rank 2 and tcp to 1 and 3" \
     "^rank 0: alltoall ok, 4 peers x 100000 bytes, via 0:self 1:tcp 2:sm 3:tcp$"
 expect_out "$w: rank 3 uses sm to rank 1 and tcp to 0 and 2" \
