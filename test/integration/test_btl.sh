@@ -63,8 +63,8 @@ expect_eq "alltoall, default transports: sm to the others, self to itself" \
     "$(count_out '^rank [0-9]: alltoall ok, 3 peers x 1000 bytes, via( [0-9]:(self|sm)){3}$')" 3
 
 # 2 simulated nodes, processes alternating: each peer gets its own transport (sm on the same
-# node, tcp to the other), in one job. tcp is named: by default a transport above it (ucx,
-# when built) takes the other node (test_btl_ucx.sh)
+# node, tcp to the other), in one job. tcp is named: by default a transport above it (ucx or
+# ofi, when built) takes the other node (test_btl_ucx.sh, test_btl_ofi.sh)
 w="alltoall on 2 simulated nodes"
 run_ok "$w" --mca ras simulator --mca ras_simulator_num_nodes 2 --map-by node -n 4 \
     --mca btl self,sm,tcp "$PROG" alltoall 100000

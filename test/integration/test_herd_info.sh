@@ -58,6 +58,20 @@ if [ -f "$HERD_BUILDDIR/ompi-shim/mca/btl/ucx/herd-btl-ucx.la" ]; then
     expect_out "btl ucx has its endpoint tag" \
         "MCA endpoint: compile-time tags: .*ucx \(slot [0-9]+, btl-ucx\)"
 fi
+# btl ofi, when built (libfabric found): its front is listed like the others, with its variables
+if [ -f "$HERD_BUILDDIR/ompi-shim/mca/btl/ofi/herd-btl-ofi.la" ]; then
+    herd_info
+    expect_out "btl ofi is listed, static" "MCA btl: ofi \(v[0-9.]+, static\)"
+    expect_out "btl ofi has its endpoint tag" \
+        "MCA endpoint: compile-time tags: .*ofi \(slot [0-9]+, btl-ofi\)"
+    herd_info --parsable --param btl all
+    for v in btl_ofi_priority btl_ofi_provider btl_ofi_frag_size btl_ofi_recv_buffers \
+        btl_ofi_timeout btl_ofi_use_rm_endpoint btl_ofi_max_message; do
+        expect_out "parsable: btl variable $v" "^mca:btl:ofi:param:$v:value:"
+    done
+else
+    echo "SKIP: btl ofi is not built (no libfabric): not listed"
+fi
 
 herd_info --all
 expect_rc "herd-info --all runs" 0
