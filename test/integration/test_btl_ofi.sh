@@ -139,11 +139,11 @@ expect_err "--mca btl self,ofi: the transport DSO loads libfabric" \
 check_clean "LD_DEBUG runs"
 
 # The transport's library missing: ofi is left out with the reason, the job says what to do
-herdrun -n 2 --mca btl self,ofi --mca btl_base_verbose 1 -x HERD_MCA_component_path=/nonexistent \
+herdrun -n 2 --mca btl self,ofi --mca btl_base_verbose 1 --mca btl_base_dso_path /nonexistent \
     "$PROG" pingpong 10
 expect_fail "ofi's DSO not found: the job fails"
 expect_err "ofi's DSO not found: the reason and the way out" \
-    "herd-btl-ofi.so is in no folder of the component path .*--mca btl \^ofi"
+    "herd-btl-ofi.so is in no folder of btl_base_dso_path \(/nonexistent\).*--mca btl \^ofi"
 check_clean "ofi's DSO not found"
 
 # A rank killed after its first message: the job fails, nobody hangs, nothing is left

@@ -41,7 +41,7 @@ for c in self sm tcp; do
 done
 herd_info --parsable --param btl all
 expect_rc "herd-info --param btl all runs" 0
-for v in btl btl_base_verbose btl_base_add_all btl_self_priority btl_sm_priority btl_sm_num_cells \
+for v in btl btl_base_verbose btl_base_add_all btl_base_dso_path btl_self_priority btl_sm_priority btl_sm_num_cells \
     btl_sm_cell_size btl_tcp_priority btl_tcp_connect_timeout btl_tcp_max_message \
     btl_tcp_use_rm_endpoint; do
     expect_out "parsable: btl variable $v" "^mca:btl:[a-z]+:param:$v:value:"

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ompi-shim/proc/proc.h"
 #include "opal/mca/mca.h"
@@ -104,7 +105,25 @@ typedef struct ompi_btl_dso_services {
  * keep it (it outlives the module), and return the module, whose init the front then calls.
  * NULL with a sentence in why (what is wrong and what to do) when it cannot serve. */
 typedef const ompi_btl_module_t *(*ompi_btl_dso_entry_fn_t)(const ompi_btl_dso_services_t *svc,
-                                                           char *why, size_t why_len);
+                                                            char *why, size_t why_len);
+
+/* For a DSO's entry: whether libherd's services and module layout are the ones the DSO was built
+ * for; false with the sentence for why (naming dso, "herd-btl-ofi.so") when not. Inline, as the
+ * DSO may call nothing of libherd's. */
+static inline bool ompi_btl_dso_versions_match(const ompi_btl_dso_services_t *svc, const char *dso,
+                                               char *why, size_t why_len)
+{
+    if (OMPI_BTL_DSO_ABI_VERSION == svc->abi_version &&
+        OPAL_MCA_btl_INTERFACE_VERSION == svc->interface_version) {
+        return true;
+    }
+    snprintf(why, why_len,
+             "%s was built for services version %u and module version %u, but libherd offers %u "
+             "and %u: reinstall herd",
+             dso, OMPI_BTL_DSO_ABI_VERSION, OPAL_MCA_btl_INTERFACE_VERSION, svc->abi_version,
+             svc->interface_version);
+    return false;
+}
 
 /* For a front component's init: load "herd-btl-<front->name>.so", get its module, start it
  * with rte and deliver, and copy its operations into *front, so the base calls the DSO's

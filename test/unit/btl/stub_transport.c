@@ -89,13 +89,7 @@ OPAL_MODULE_EXPORT const ompi_btl_module_t *
 OPAL_MODULE_EXPORT const ompi_btl_module_t *
 STUB_ENTRY(STUB_NAME)(const ompi_btl_dso_services_t *services, char *why, size_t why_len)
 {
-    if (OMPI_BTL_DSO_ABI_VERSION != services->abi_version ||
-        OPAL_MCA_btl_INTERFACE_VERSION != services->interface_version) {
-        snprintf(why, why_len,
-                 "built for services version %u and module version %u, but libherd offers %u "
-                 "and %u: reinstall herd",
-                 OMPI_BTL_DSO_ABI_VERSION, OPAL_MCA_btl_INTERFACE_VERSION, services->abi_version,
-                 services->interface_version);
+    if (!ompi_btl_dso_versions_match(services, "the stub transport", why, why_len)) {
         return NULL;
     }
     svc = services;

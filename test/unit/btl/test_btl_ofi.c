@@ -115,6 +115,7 @@ static int teardown(void **state)
     unsetenv("HERD_MCA_btl_base_verbose");
     unsetenv("HERD_MCA_btl_ofi_frag_size");
     unsetenv("HERD_MCA_btl_ofi_provider");
+    unsetenv("HERD_MCA_btl_base_dso_path");
     return 0;
 }
 
@@ -127,13 +128,14 @@ static void test_dso_missing(void **state)
 {
     (void) state;
     setenv("HERD_MCA_component_path", "/nonexistent", 1);
+    setenv("HERD_MCA_btl_base_dso_path", "/nonexistent", 1); /* not an installed one either */
     setenv("HERD_MCA_btl", "self,ofi", 1);
     setenv("HERD_MCA_btl_base_verbose", "1", 1);
     herd_test_capture_start(&stderr_capture);
     int rc = ompi_btl_base_open(&rte);
     char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(rc, HERD_SUCCESS); /* self started */
-    assert_contains(err, "herd-btl-ofi.so is in no folder of the component path (/nonexistent");
+    assert_contains(err, "herd-btl-ofi.so is in no folder of btl_base_dso_path (/nonexistent");
     assert_contains(err, "--mca btl ^ofi");
     assert_contains(err, "the ofi transport could not start");
     free(err);

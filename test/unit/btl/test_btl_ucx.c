@@ -123,6 +123,7 @@ static int teardown(void **state)
     free(modex_value);
     modex_value = NULL;
     unsetenv("HERD_MCA_btl");
+    unsetenv("HERD_MCA_btl_base_dso_path");
     unsetenv("HERD_MCA_btl_base_verbose");
     return 0;
 }
@@ -161,6 +162,7 @@ static void test_variables(void **state)
     (void) state;
 
     setenv("HERD_MCA_component_path", path_without, 1);
+    setenv("HERD_MCA_btl_base_dso_path", path_without, 1); /* not an installed one either */
     setenv("HERD_MCA_btl", "self,sm,tcp,ucx", 1);
     herd_test_capture_start(&stderr_capture);
     int rc = ompi_btl_base_open(&rte);
@@ -199,13 +201,14 @@ static void test_dso_missing(void **state)
     (void) state;
 
     setenv("HERD_MCA_component_path", path_without, 1);
+    setenv("HERD_MCA_btl_base_dso_path", path_without, 1); /* not an installed one either */
     setenv("HERD_MCA_btl", "self,ucx", 1);
     setenv("HERD_MCA_btl_base_verbose", "1", 1);
     herd_test_capture_start(&stderr_capture);
     int rc = ompi_btl_base_open(&rte);
     char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(rc, HERD_SUCCESS);
-    assert_contains(err, "herd-btl-ucx.so is in no folder of the component path");
+    assert_contains(err, "herd-btl-ucx.so is in no folder of btl_base_dso_path");
     assert_contains(err, "--mca btl ^ucx");
     assert_contains(err, "rank 2: the ucx transport could not start");
     free(err);

@@ -7,6 +7,10 @@
 /* A proc's btl_choice is a uint8_t index into the started modules. */
 #define OMPI_BTL_BASE_MAX_MODULES 16
 
+/* btl_base_dso_path: where fronts look for their transport's DSO (NULL or "": the component
+ * path). */
+extern char *ompi_btl_base_dso_path;
+
 /* Whether a module of that name started (it is among the modules messages may use). */
 bool ompi_btl_base_started(const char *name);
 

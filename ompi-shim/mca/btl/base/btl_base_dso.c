@@ -40,11 +40,24 @@ static int dso_show_help(const char *file, const char *topic, int want_error_hea
 static ompi_btl_dso_services_t dso_services[DSO_MAX_FRONTS];
 static size_t dso_num_services;
 
-/* The path of "herd-btl-<name>.so" in the first folder of the component path holding it (also
- * in a folder's .libs, where an uninstalled build keeps it); false when none has it. */
+/* Where fronts look: btl_base_dso_path, else the MCA component path; what="btl_base_dso_path"
+ * or "the component path", for messages. */
+static const char *dso_search_path(const char **what)
+{
+    if (NULL != ompi_btl_base_dso_path && '\0' != ompi_btl_base_dso_path[0]) {
+        *what = "btl_base_dso_path";
+        return ompi_btl_base_dso_path;
+    }
+    *what = "the component path";
+    return opal_mca_component_path();
+}
+
+/* The path of "herd-btl-<name>.so" in the first folder of the search path holding it (also in a
+ * folder's .libs, where an uninstalled build keeps it); false when none has it. */
 static bool dso_find(const char *name, char *path, size_t size)
 {
-    char **folders = opal_argv_split(opal_mca_component_path(), ':');
+    const char *what;
+    char **folders = opal_argv_split(dso_search_path(&what), ':');
     bool found = false;
     for (size_t f = 0; NULL != folders && NULL != folders[f] && !found; ++f) {
         if ('\0' == folders[f][0]) {
@@ -98,12 +111,13 @@ int ompi_btl_base_dso_front_init(ompi_btl_module_t *front, const void *params,
     }
 
     if (!dso_find(front->name, path, sizeof(path))) {
+        const char *what;
+        const char *where = dso_search_path(&what);
         opal_output_verbose(1, output,
                             "rank %u: the %s transport's library herd-btl-%s.so is in no folder "
-                            "of the component path (%s): install it there, or leave %s out "
-                            "with --mca btl ^%s",
-                            rte->my_rank, front->name, front->name, opal_mca_component_path(),
-                            front->name, front->name);
+                            "of %s (%s): install it there, or leave %s out with --mca btl ^%s",
+                            rte->my_rank, front->name, front->name, what, where, front->name,
+                            front->name);
         return HERD_ERR_NOT_FOUND;
     }
     /* RTLD_LOCAL: the transport's library (and its own copy of anything) stays out of the

@@ -54,6 +54,9 @@ static struct {
     bool add_all;                  /* btl_base_add_all */
 } btl_base;
 
+/* btl_base_dso_path (base.h) */
+char *ompi_btl_base_dso_path = NULL;
+
 static int choose_module(uint32_t peer, ompi_proc_t **out);
 
 static int btl_base_register(void)
@@ -61,6 +64,7 @@ static int btl_base_register(void)
     btl_base.yield_polls = 0;
     btl_base.kernel_poll_interval = BTL_BASE_KERNEL_POLL_INTERVAL;
     btl_base.add_all = false;
+    ompi_btl_base_dso_path = NULL;
     int rc = opal_mca_var_register_framework(
         "btl", "base_yield_polls",
         "Rounds of message progress in a row that find nothing before a waiting process yields "
@@ -83,6 +87,14 @@ static int btl_base_register(void)
             "it costs memory, segments mapped and connections for every peer "
             "(contrib/bench/endpoints.sh)",
             OPAL_MCA_VAR_BOOL, &btl_base.add_all);
+    }
+    if (rc >= 0) {
+        rc = opal_mca_var_register_framework(
+            "btl", "base_dso_path",
+            "Folders (separated by ':') searched for the libraries of transports loaded from their "
+            "own DSO (herd-btl-ofi.so, herd-btl-ucx.so); empty: the folders of the MCA component "
+            "path",
+            OPAL_MCA_VAR_STRING, &ompi_btl_base_dso_path);
     }
     return rc < 0 ? rc : HERD_SUCCESS;
 }

@@ -1083,13 +1083,7 @@ herd_btl_ofi_transport(const ompi_btl_dso_services_t *svc, char *why, size_t why
 OPAL_MODULE_EXPORT const ompi_btl_module_t *
 herd_btl_ofi_transport(const ompi_btl_dso_services_t *svc, char *why, size_t why_len)
 {
-    if (OMPI_BTL_DSO_ABI_VERSION != svc->abi_version ||
-        OPAL_MCA_btl_INTERFACE_VERSION != svc->interface_version) {
-        snprintf(why, why_len,
-                 "herd-btl-ofi.so was built for services version %u and module version %u, but "
-                 "libherd offers %u and %u: reinstall herd",
-                 OMPI_BTL_DSO_ABI_VERSION, OPAL_MCA_btl_INTERFACE_VERSION, svc->abi_version,
-                 svc->interface_version);
+    if (!ompi_btl_dso_versions_match(svc, "herd-btl-ofi.so", why, why_len)) {
         return NULL;
     }
     const btl_ofi_params_t *params = svc->params;
