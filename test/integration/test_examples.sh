@@ -104,28 +104,42 @@ expect_eq "$w: and says so at the start" \
 expect_eq "$w: the ring still works" "$(count_out '^rank [0-9]+: 1 steps, .* ok$')" 6
 
 # --- 2 simulated nodes, processes alternating between them -------------------------------------
+# tcp is named where tcp is checked: by default a transport above it (ucx, then ofi, when built)
+# takes the other node, as the default ring checks last.
 SIM="--mca ras simulator --mca ras_simulator_num_nodes 2 --map-by node"
+TCP="--mca btl self,sm,tcp"
 w="ring on 2 simulated nodes"
 # shellcheck disable=SC2086
-run_ok "$w" $SIM -n 4 "$EX/ring"
+run_ok "$w" $SIM $TCP -n 4 "$EX/ring"
 expect_eq "$w: every right neighbour is on the other node: tcp" \
     "$(count_out '^rank [0-9]: 4 steps, to rank [0-9] via tcp, from rank [0-9], sum 6 \(expected 6\) ok$')" 4
 w="halo on 2 simulated nodes"
 # shellcheck disable=SC2086
-run_ok "$w" $SIM -n 4 "$EX/halo" 3 16
+run_ok "$w" $SIM $TCP -n 4 "$EX/halo" 3 16
 expect_out "$w: rank 0 reaches 2 (its node) by sm, 1 by tcp" \
     "^rank 0: tile \(0,0\) of 2x2, 3 iterations of 16x16; south 2 via sm, east 1 via tcp; ghost cells ok$"
 expect_out "$w: rank 3 reaches 1 (its node) by sm, 2 by tcp" \
     "^rank 3: tile \(1,1\) of 2x2, 3 iterations of 16x16; north 1 via sm, west 2 via tcp; ghost cells ok$"
 w="alltoall on 2 simulated nodes"
 # shellcheck disable=SC2086
-run_ok "$w" $SIM -n 6 "$EX/alltoall" 20000
+run_ok "$w" $SIM $TCP -n 6 "$EX/alltoall" 20000
 expect_eq "$w: per rank self 1, sm 2 (its node), tcp 3 (the other)" \
     "$(count_out '^rank [0-5]: 6 blocks of 160000 bytes, peers via self 1, sm 2, tcp 3, every block ok$')" 6
 w="pingpong on 2 simulated nodes"
 # shellcheck disable=SC2086
-run_ok "$w" $SIM -n 2 "$EX/pingpong" 100 4096
+run_ok "$w" $SIM $TCP -n 2 "$EX/pingpong" 100 4096
 expect_out "$w: through tcp" "^pingpong: rank 0 on [^,]+, rank 1 on [^,]+, via tcp$"
+
+# the default selection: the other node through the first built of ucx (25), ofi (20), tcp (10)
+XNODE=tcp
+for t in ofi ucx; do
+    if [ -f "$HERD_BUILDDIR/ompi-shim/mca/btl/$t/herd-btl-$t.la" ]; then XNODE=$t; fi
+done
+w="ring on 2 simulated nodes, default transports"
+# shellcheck disable=SC2086
+run_ok "$w" $SIM -n 4 "$EX/ring"
+expect_eq "$w: every right neighbour is on the other node: $XNODE" \
+    "$(count_out "^rank [0-9]: 4 steps, to rank [0-9] via $XNODE, from rank [0-9], sum 6 \\(expected 6\\) ok$")" 4
 
 # sm alone cannot reach the other node: the example stops the job with herd's reason
 w="ring on 2 simulated nodes, btl self,sm"
