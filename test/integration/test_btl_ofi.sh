@@ -128,11 +128,12 @@ for prov in "tcp;ofi_rxm" "udp;ofi_rxd"; do
     expect_out "$w: messages flow" "^rank 0: pingpong ok, 10 x 8 bytes via ofi$"
 done
 
-# libfabric is loaded by a job that starts ofi, and by none that leaves it out
-LD_DEBUG=files herdrun -x LD_DEBUG -n 2 --mca btl self,sm "$PROG" pingpong 10
+# libfabric is loaded by a job that starts ofi, and by none that leaves it out (LD_DEBUG for
+# the processes only: herdrun itself links the fabric components in a static build)
+herdrun -x LD_DEBUG=files -n 2 --mca btl self,sm "$PROG" pingpong 10
 expect_rc "--mca btl self,sm under LD_DEBUG: exit 0" 0
 expect_no_err "--mca btl self,sm: no process loads libfabric" "file=libfabric"
-LD_DEBUG=files herdrun -x LD_DEBUG -n 2 --mca btl self,ofi "$PROG" pingpong 10
+herdrun -x LD_DEBUG=files -n 2 --mca btl self,ofi "$PROG" pingpong 10
 expect_rc "--mca btl self,ofi under LD_DEBUG: exit 0" 0
 expect_err "--mca btl self,ofi: the transport DSO loads libfabric" \
     "file=libfabric.* needed by .*herd-btl-ofi.so"
