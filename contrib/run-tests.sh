@@ -92,7 +92,9 @@ install_check() {
     left=$(find "$prefix" -type f) && { [ -z "$left" ] || { echo "left after uninstall: $left"; false; }; }
 }
 
-distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1"; }
+# VERBOSE=yes: a failing test's log is printed into the stage's log, which outlives the
+# distcheck tree (removed when the next distcheck starts).
+distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1" VERBOSE=yes; }
 
 # The unit tests of a build (the programs the wireup tests start first), without integration.
 unit_check() { make -C "$1/test/programs" check && make -C "$1/test/unit" check -j"$(nproc)"; }
