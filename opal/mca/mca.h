@@ -143,6 +143,13 @@ OPAL_EXPORT void *opal_mca_framework_module(const opal_mca_framework_t *fw);
 OPAL_EXPORT int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selection,
                                          bool *exclude, char ***names);
 
+/* Split a selection ("a,b" or "^a,b"; a '^' on a later name too is harmless) into *exclude
+ * and *names (without the '^'s; NULL for a NULL or empty selection; free with
+ * opal_argv_free). *mixed is set when a later name has a '^' and the first does not. Names
+ * are not checked against the framework's components. */
+OPAL_EXPORT int opal_mca_split_selection(const char *selection, bool *exclude, char ***names,
+                                         bool *mixed);
+
 /* Search path for DSO components (colon-separated), from HERD_MCA_component_path and pkglibdir. */
 OPAL_EXPORT const char *opal_mca_component_path(void);
 

@@ -13,10 +13,4 @@ bool opal_mca_show_load_errors(void);
 /* Whether DSOs are unloaded when their framework closes (mca_base_component_unload). */
 bool opal_mca_unload_components(void);
 
-/* Split a selection ("a,b" or "^a,b"; a '^' on a later name too is harmless) into *exclude
- * and *names (without the '^'s; NULL for a NULL or empty selection; free with
- * opal_argv_free). *mixed is set when a later name has a '^' and the first does not. Names
- * are not checked against the framework's components. */
-int opal_mca_split_selection(const char *selection, bool *exclude, char ***names, bool *mixed);
-
 #endif /* OPAL_MCA_BASE_INTERNAL_H */

@@ -75,21 +75,18 @@ static bool dso_find(const char *name, char *path, size_t size)
 }
 
 /* Whether the btl selection names this transport ("self,ucx"), not only leaves it in ("^tcp"
- * or no selection). */
+ * or no selection): split as the MCA core splits it. */
 static bool dso_named(const char *name)
 {
-    const char *selection = ompi_btl_base_framework.selection;
-    if (NULL == selection || '^' == selection[0]) {
+    bool exclude = false, mixed = false;
+    char **names = NULL;
+    if (HERD_SUCCESS != opal_mca_split_selection(ompi_btl_base_framework.selection, &exclude,
+                                                 &names, &mixed)) {
         return false;
     }
-    size_t len = strlen(name);
-    for (const char *p = selection; NULL != p; p = strchr(p, ',')) {
-        p += (',' == *p) ? 1 : 0;
-        if (0 == strncmp(p, name, len) && (',' == p[len] || '\0' == p[len])) {
-            return true;
-        }
-    }
-    return false;
+    bool named = !exclude && !mixed && NULL != names && opal_argv_find(names, name) >= 0;
+    opal_argv_free(names);
+    return named;
 }
 
 int ompi_btl_base_dso_front_init(ompi_btl_module_t *front, const void *params,
