@@ -80,8 +80,8 @@ static bool dso_named(const char *name)
 {
     bool exclude = false, mixed = false;
     char **names = NULL;
-    if (HERD_SUCCESS != opal_mca_split_selection(ompi_btl_base_framework.selection, &exclude,
-                                                 &names, &mixed)) {
+    if (HERD_SUCCESS !=
+        opal_mca_split_selection(ompi_btl_base_framework.selection, &exclude, &names, &mixed)) {
         return false;
     }
     bool named = !exclude && !mixed && NULL != names && opal_argv_find(names, name) >= 0;
