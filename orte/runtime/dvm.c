@@ -755,9 +755,7 @@ static void reap_sessions(orte_dvm_t *dvm, bool block)
             describe_exit(wstatus, how, sizeof(how));
             daemon_job_error(dvm, s->jobid, "session-died", s->jobid, dvm->mine->node_name, how);
         }
-        if (!(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
-            orte_session_wireup_remove_folder(reaped);
-        }
+        orte_session_wireup_reaped(reaped, wstatus);
         shm_unlink(s->launch_shm);
         shm_unlink(s->jobdb_shm);
     }

@@ -1709,10 +1709,7 @@ static void session_exited(job_t *job)
     if (job->session_pid <= 0 || job->session_pid != waitpid(job->session_pid, &wstatus, WNOHANG)) {
         return;
     }
-    if (!(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
-        /* killed, or ended early: what its wireup left in its folder goes now */
-        orte_session_wireup_remove_folder(job->session_pid);
-    }
+    orte_session_wireup_reaped(job->session_pid, wstatus);
     job->session_pid = -1;
     if (job->finished) {
         return;
@@ -1749,8 +1746,8 @@ static void local_wait_session(job_t *job, int grace_ms)
         int wstatus = 0;
         pid_t got = waitpid(job->session_pid, &wstatus, WNOHANG);
         if (got == job->session_pid || (got < 0 && EINTR != errno)) {
-            if (got == job->session_pid && !(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
-                orte_session_wireup_remove_folder(job->session_pid);
+            if (got == job->session_pid) {
+                orte_session_wireup_reaped(job->session_pid, wstatus);
             }
             job->session_pid = -1;
             return;
@@ -1769,8 +1766,9 @@ static void local_wait_session(job_t *job, int grace_ms)
         }
     }
     kill(job->session_pid, SIGKILL);
-    waitpid(job->session_pid, NULL, 0);
-    orte_session_wireup_remove_folder(job->session_pid);
+    int killed = SIGKILL; /* a wait status "killed by SIGKILL", should waitpid fail */
+    waitpid(job->session_pid, &killed, 0);
+    orte_session_wireup_reaped(job->session_pid, killed);
     job->session_pid = -1;
 }
 

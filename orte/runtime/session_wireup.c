@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "opal/util/jobdb.h"
@@ -103,9 +104,12 @@ static int folder_of(pid_t pid, char *path, size_t size)
     return HERD_SUCCESS;
 }
 
-void orte_session_wireup_remove_folder(pid_t session_pid)
+void orte_session_wireup_reaped(pid_t session_pid, int wstatus)
 {
     char path[4096];
+    if (WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus)) {
+        return;
+    }
     if (session_pid > 0 && HERD_SUCCESS == folder_of(session_pid, path, sizeof(path))) {
         nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     }

@@ -42,9 +42,10 @@ OPAL_EXPORT void orte_session_wireup_stop(orte_session_wireup_t *wireup);
  * library destructors): modules that can skip their teardown do (wireup.h, abandon), and the
  * wireup folder is removed all the same. */
 OPAL_EXPORT void orte_session_wireup_end(orte_session_wireup_t *wireup, bool exiting);
-/* Remove the wireup folder of a session daemon that was killed (it removes its own when it
- * ends): what its modules left there (PMIx's files, sockets) must not outlive the job. */
-OPAL_EXPORT void orte_session_wireup_remove_folder(pid_t session_pid);
+/* A session daemon was reaped with wstatus: unless it exited 0 (then it removed its own), remove
+ * its wireup folder, so what its modules left there (PMIx's files, sockets) does not outlive the
+ * job. */
+OPAL_EXPORT void orte_session_wireup_reaped(pid_t session_pid, int wstatus);
 
 /* A namespace whose job database is complete: ns (copied, with what it points to kept by the
  * caller until stop), the session daemons hosting its processes (ascending), and per node
