@@ -19,6 +19,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/program_scan.h"
 #include "opal/util/topology.h"
 #include "orte/mca/errmgr/errmgr.h"
 #include "orte/mca/grpcomm/grpcomm.h"
@@ -71,6 +72,8 @@ typedef struct nsjob {
     uint32_t num_daemons;
     uint32_t *local_ranks;
     uint32_t num_local;
+    uint32_t first_record; /* its local processes: records first_record .. + num_local - 1 */
+    bool registered;       /* known to the wireup */
     local_proc_t *pending; /* mapped here, waiting for the wireup's registration */
     uint32_t num_pending;
 } nsjob_t;
@@ -108,6 +111,9 @@ typedef struct session {
     orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
     /* wireup: NULL when no module serves the processes */
     orte_session_wireup_t *wireup;
+    bool wireup_wanted;  /* some program here can use a wireup (or wireup_base_always) */
+    bool wireup_skipped; /* none could: not started (a spawn here starts it) */
+    int wireup_output;   /* where to say why, at wireup_base_verbose (or -1) */
     nsjob_t **jobs; /* by namespace index: the job, then its spawns */
     uint32_t num_jobs;
     uint32_t *used; /* per candidate: processes of the job (and its spawns) placed there */
@@ -1139,10 +1145,8 @@ static int register_wireup(session_t *s, nsjob_t *nsj)
     for (uint32_t n = 0; n < nn; ++n) {
         nsj->node_names[n] = s->nodes.nodes[0 == nsj->index ? n : s->launch->participants[n]].name;
     }
-    /* this node's processes of it: the last num_local records */
-    uint32_t first = s->num_records - nsj->num_local;
     for (uint32_t i = 0; i < nsj->num_local; ++i) {
-        nsj->local_ranks[i] = s->records[first + i].rank - nsj->offset;
+        nsj->local_ranks[i] = s->records[nsj->first_record + i].rank - nsj->offset;
     }
     snprintf(nsj->name, sizeof(nsj->name), "herd.%s", nsj->spec->jobid);
     nsj->ns = (orte_wireup_nspace_t){
@@ -1163,8 +1167,28 @@ static int register_wireup(session_t *s, nsjob_t *nsj)
         .parent_nspace = nsj->parent_nspace,
         .parent_rank = nsj->parent_rank,
     };
-    return orte_session_wireup_add_nspace(s->wireup, &nsj->ns, nsj->daemons, nsj->num_daemons,
-                                          nsj->node_vpid);
+    int rc = orte_session_wireup_add_nspace(s->wireup, &nsj->ns, nsj->daemons, nsj->num_daemons,
+                                            nsj->node_vpid);
+    nsj->registered = HERD_SUCCESS == rc;
+    return rc;
+}
+
+static int start_wireup(session_t *s);
+
+/* The wireup was left out (no program here could use one) and a spawn brings processes here:
+ * start it now, and tell it the namespaces mapped before this one. */
+static int start_skipped_wireup(session_t *s, const nsjob_t *current)
+{
+    s->wireup_skipped = false;
+    int rc = start_wireup(s);
+    for (uint32_t k = 0; HERD_SUCCESS == rc && NULL != s->wireup && k < s->num_jobs; ++k) {
+        nsjob_t *earlier = s->jobs[k];
+        if (NULL != earlier && earlier != current && NULL != earlier->per_node &&
+            !earlier->registered) {
+            rc = register_wireup(s, earlier);
+        }
+    }
+    return rc;
 }
 
 /* The processes held for the wireup: started now (status HERD_SUCCESS), or not at all. */
@@ -1194,7 +1218,10 @@ static void register_and_start(session_t *s, nsjob_t *nsj, int rc, const orte_jo
         s->aborting = true; /* the caller reports it, once */
     }
     int wrc = rc;
-    if (HERD_SUCCESS == rc && NULL != s->wireup) {
+    if (HERD_SUCCESS == rc && s->wireup_skipped && NULL != sp && nsj->num_local > 0) {
+        wrc = start_skipped_wireup(s, nsj);
+    }
+    if (HERD_SUCCESS == wrc && NULL != s->wireup) {
         wrc = register_wireup(s, nsj);
         if (HERD_SUCCESS == wrc && NULL != sp && sp->num_preput > 0) {
             wrc = orte_session_wireup_preput(
@@ -1230,6 +1257,7 @@ static void map_and_launch(session_t *s)
     if (HERD_SUCCESS == rc && NULL != s->db) {
         rc = opal_jobdb_finish(s->db);
     }
+    nsj->first_record = before;
     nsj->num_local = s->num_records - before;
     nsj->num_nodes = s->nodes.num;
     nsj->per_node = malloc((s->nodes.num > 0 ? s->nodes.num : 1) * sizeof(*nsj->per_node));
@@ -1353,6 +1381,7 @@ static int spawn_start(session_t *s, orte_job_spawn_t *sp, nsjob_t *nsj)
                                 .planned = spawn_planned_cb};
         uint32_t before = s->num_records, n = 0;
         rc = orte_rmaps_base_map_job(&job, spawn_emit_cb, &m, &n);
+        nsj->first_record = before;
         nsj->num_local = s->num_records - before;
         if (HERD_SUCCESS == rc) {
             rc = opal_jobdb_finish(nsj->db);
@@ -1466,12 +1495,35 @@ static bool *local_apps(session_t *s)
     return local;
 }
 
+/* Whether the processes of app (program: its resolved path) could talk to a wireup, or start a
+ * program that could: only programs that cannot (opal_program_is_leaf) save the wireup's
+ * start. */
+static bool app_can_use_wireup(session_t *s, const orte_job_app_t *app, const char *program,
+                               char *why, size_t why_size)
+{
+    bool leaf = false;
+    char reason[128] = "";
+    if (HERD_SUCCESS != opal_program_is_leaf(program, app->env, &leaf, reason, sizeof(reason))) {
+        snprintf(reason, sizeof(reason), "unreadable: %s", strerror(errno));
+        leaf = false;
+    }
+    if (leaf && (opal_env_find(s->proc_env, "LD_PRELOAD") >= 0 ||
+                 opal_env_find(s->proc_env, "LD_AUDIT") >= 0)) {
+        snprintf(reason, sizeof(reason), "LD_PRELOAD or LD_AUDIT in the environment");
+        leaf = false;
+    }
+    snprintf(why, why_size, "%s %s a wireup (%s)", program, leaf ? "cannot use" : "may use",
+             reason);
+    return !leaf;
+}
+
 /* Every program with processes here must be there before anything starts anywhere. What is
  * wrong goes to herdrun in the check's allgather (not as output), so it can say it once for
  * all nodes. Returns the messages (empty: fine); NULL when out of memory. */
 static char *check_programs(session_t *s)
 {
     bool *local = local_apps(s);
+    char why[4200] = ""; /* said after the capture ends: what is said during it is an error */
     int saved = dup(STDERR_FILENO);
     int capture[2] = {-1, -1};
     fflush(stderr);
@@ -1492,6 +1544,9 @@ static char *check_programs(session_t *s)
         }
         char *resolved = NULL;
         orte_odls_base_check_program(app->argv[0], path, app->cwd, s->node_name, &resolved);
+        if (NULL != resolved && !s->wireup_wanted) {
+            s->wireup_wanted = app_can_use_wireup(s, app, resolved, why, sizeof(why));
+        }
         free(resolved);
         if (NULL != app->cwd && 0 != access(app->cwd, X_OK)) {
             fprintf(stderr,
@@ -1505,6 +1560,9 @@ static char *check_programs(session_t *s)
     if (saved >= 0) {
         dup2(saved, STDERR_FILENO);
         close(saved);
+    }
+    if ('\0' != why[0] && s->wireup_output >= 0) {
+        opal_output_verbose(5, s->wireup_output, "wireup on %s: %s", s->node_name, why);
     }
     char *text = calloc(1, 1);
     size_t len = 0;
@@ -2176,6 +2234,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
                 s->spec->jobid, opal_strerror(rc));
         goto out;
     }
+    s->wireup_wanted = orte_wireup_base_always(&s->wireup_output);
     char *problems = check_programs(s);
     if (NULL == problems) {
         rc = HERD_ERR_OUT_OF_RESOURCE;
@@ -2190,7 +2249,15 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
     /* while the checks travel: the wireup (a PMIx server takes a few ms to start). If it
      * cannot start (a bad HERD_MCA_wireup), nothing is started here, and the job fails once
      * the overlay carries the reason to herdrun. */
-    if (HERD_SUCCESS != (rc = start_wireup(s))) {
+    if (!s->wireup_wanted) {
+        s->wireup_skipped = true;
+        if (s->wireup_output >= 0) {
+            opal_output_verbose(1, s->wireup_output,
+                                "wireup on %s: no program of job %s can use a wireup: none "
+                                "started (--mca wireup_base_always true starts them)",
+                                s->node_name, s->spec->jobid);
+        }
+    } else if (HERD_SUCCESS != (rc = start_wireup(s))) {
         fprintf(stderr, "herdd --session on %s: cannot start the wireup of job %s: %s\n",
                 s->node_name, s->spec->jobid, opal_strerror(rc));
         s->wireup_failed = true;

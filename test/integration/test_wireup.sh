@@ -207,6 +207,31 @@ herdrun_bg --mca wireup ^pmix -n 2 --oversubscribe "$HERD_HELLO"
 herdrun_wait "$HERDRUN_LIMIT"
 expect_rc "--mca wireup ^pmix: libherd still runs" 0
 check_clean "--mca wireup ^pmix"
+# A program that can use no wireup (printenv: the C runtime alone, it starts nothing) gets none,
+# so no PMIx server starts for it; a shell may start an MPI program and gets every wireup;
+# wireup_base_always and LD_PRELOAD (which could bring anything in) give a leaf them too.
+PRINTENV=$(command -v printenv)
+herdrun_bg -n 2 "$PRINTENV" PMIX_RANK
+herdrun_wait "$HERDRUN_LIMIT"
+expect_fail "printenv PMIX_RANK: a leaf program gets no PMIx (printenv finds nothing)"
+expect_eq "printenv PMIX_RANK: nothing printed" "$(wc -c <"$OUT")" 0
+check_clean "printenv PMIX_RANK"
+run_ok "sh -c printenv PMIX_RANK" -n 2 sh -c 'printenv PMIX_RANK'
+expect_eq "sh -c printenv: a shell gets PMIx" "$(sort "$OUT" | tr '\n' ' ')" "0 1 "
+run_ok "printenv PMIX_RANK, wireup_base_always" -n 2 --mca wireup_base_always 1 "$PRINTENV" \
+    PMIX_RANK
+expect_eq "wireup_base_always: a leaf gets PMIx" "$(sort "$OUT" | tr '\n' ' ')" "0 1 "
+run_ok "printenv HERD_WIREUP_URI, LD_PRELOAD" -n 1 -x LD_PRELOAD=libm.so.6 "$PRINTENV" \
+    HERD_WIREUP_URI
+expect_out "LD_PRELOAD: a leaf gets the wireups" "^unix:"
+herdrun_bg -n 1 --mca wireup_base_verbose 5 "$PRINTENV" PMIX_RANK
+herdrun_wait "$HERDRUN_LIMIT"
+expect_err "wireup_base_verbose 5: says why no wireup" "printenv cannot use a wireup \(C runtime only"
+expect_err "wireup_base_verbose 5: says none started" "none started"
+check_clean "wireup_base_verbose"
+run_ok "leaf on 3 simulated nodes" $SIM 3 -n 6 --map-by node "$PRINTENV" HERD_RANK
+expect_eq "leaf on 3 simulated nodes: every rank runs" "$(sort "$OUT" | tr '\n' ' ')" \
+    "0 1 2 3 4 5 "
 herdrun_bg --mca wireup bogus -n 1 /bin/true
 herdrun_wait "$HERDRUN_LIMIT"
 expect_fail "--mca wireup bogus: refused"

@@ -1093,6 +1093,11 @@ int opal_mca_var_find(const char *full_name)
     return HERD_ERR_NOT_FOUND;
 }
 
+bool opal_mca_var_is_set(const char *full_name)
+{
+    return NULL != full_name && NULL != mca_var_best_setting(full_name, false);
+}
+
 /* A new, zeroed entry at the end of the registry, or NULL. */
 static mca_var_t *mca_var_new_entry(void)
 {

@@ -99,6 +99,9 @@ OPAL_EXPORT int opal_mca_var_set_value(int index, const char *value);
 
 /* Look up a variable by full name. */
 OPAL_EXPORT int opal_mca_var_find(const char *full_name);
+/* Whether a parameter file, the environment or the command line gives full_name a value,
+ * registered or not (a framework can tell a user's choice apart without loading components). */
+OPAL_EXPORT bool opal_mca_var_is_set(const char *full_name);
 OPAL_EXPORT int opal_mca_var_count(void);
 OPAL_EXPORT int opal_mca_var_get_info(int index, opal_mca_var_info_t *info);
 /* The current value and the default, as strings, freshly allocated (caller frees). */

@@ -262,6 +262,10 @@ OPAL_EXPORT int orte_wireup_base_open(void);
 OPAL_EXPORT void orte_wireup_base_close(void);
 /* The selected modules, highest priority first (n of them). */
 OPAL_EXPORT const orte_wireup_module_t *const *orte_wireup_base_modules(size_t *n);
+/* Whether a node starts its wireups even when none of its programs can use one: the variable
+ * wireup_base_always, or a wireup selection the user set. Loads no component, unless the user
+ * set wireup_base_verbose: then *output is the framework's verbose stream (else -1). */
+OPAL_EXPORT bool orte_wireup_base_always(int *output);
 /* wireup_base_get_timeout in milliseconds. */
 OPAL_EXPORT int orte_wireup_base_get_timeout_ms(void);
 

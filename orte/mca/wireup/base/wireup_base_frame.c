@@ -25,12 +25,25 @@ opal_mca_framework_t orte_wireup_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGIST
 
 static struct {
     int get_timeout; /* wireup_base_get_timeout, seconds */
+    bool always;     /* wireup_base_always */
 } wireup_base_vars = {
     .get_timeout = WIREUP_BASE_DEFAULT_GET_TIMEOUT,
 };
 
 /* The selected modules, in priority order (the framework's only state besides the list). */
 static const orte_wireup_module_t **wireup_modules;
+
+/* wireup_base_always alone: read before the framework (and its components) is loaded. */
+static int wireup_base_register_always(void)
+{
+    wireup_base_vars.always = false;
+    return opal_mca_var_register_framework(
+        "wireup", "base_always",
+        "Start the wireups on every node of every job. By default a node whose programs can use "
+        "none gets none (dynamically linked programs that need only the C runtime and start no "
+        "other program, such as /bin/true or hostname): that saves starting a PMIx server",
+        OPAL_MCA_VAR_BOOL, &wireup_base_vars.always);
+}
 
 static int wireup_base_register(void)
 {
@@ -40,7 +53,26 @@ static int wireup_base_register(void)
         "Seconds a process's get of a peer's key (herd_get, PMIx_Get) waits for the peer to "
         "commit it before failing with an error naming the peer and the key",
         OPAL_MCA_VAR_INT, &wireup_base_vars.get_timeout);
+    if (index < 0) {
+        return index;
+    }
+    index = wireup_base_register_always();
     return index < 0 ? index : HERD_SUCCESS;
+}
+
+bool orte_wireup_base_always(int *output)
+{
+    *output = -1;
+    /* a selection is a choice of wireups to run (and a bad one must be reported) */
+    if (opal_mca_var_is_set("wireup") || wireup_base_register_always() < 0 ||
+        wireup_base_vars.always) {
+        return true;
+    }
+    if (opal_mca_var_is_set("wireup_base_verbose") &&
+        HERD_SUCCESS == opal_mca_framework_register(&orte_wireup_base_framework)) {
+        *output = orte_wireup_base_framework.output;
+    }
+    return false;
 }
 
 int orte_wireup_base_open(void)
