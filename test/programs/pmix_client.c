@@ -2,7 +2,7 @@
  * collects data, the job size and local peers, every peer's key, PMIx_Finalize. Prints
  * "pmix_client rank R ok" and exits 0, or says what went wrong and exits 1. With "abort",
  * rank 1 calls PMIx_Abort(6) after the fence; with "nofinalize" the last rank leaves without
- * PMIx_Finalize. With "cleanup DIR", each rank makes DIR/file.R and DIR/tree.R/sub/leaf, asks
+ * PMIx_Finalize ("bare-nofinalize": the same, with no put, fence or get before). With "cleanup DIR", each rank makes DIR/file.R and DIR/tree.R/sub/leaf, asks
  * the server to remove both when it ends (as Open MPI does for its shared-memory files), waits
  * for the others to have done so, and kills itself: only the server can remove them. */
 #include <pmix.h>
@@ -73,6 +73,14 @@ int main(int argc, char **argv)
     PMIX_VALUE_RELEASE(val);
     check(PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val), "PMIx_Get(PMIX_LOCAL_PEERS)");
     PMIX_VALUE_RELEASE(val);
+    if (0 == strcmp(mode, "bare-nofinalize")) {
+        if (me.rank == size - 1) {
+            return 0;
+        }
+        check(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+        printf("pmix_client rank %u ok\n", me.rank);
+        return 0;
+    }
     char card[64];
     snprintf(card, sizeof(card), "card-%u", me.rank);
     pmix_value_t v;

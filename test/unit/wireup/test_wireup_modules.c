@@ -148,8 +148,10 @@ static void test_pmix(void **state)
     }
     /* OpenPMIx runs one server per process, once, and a rank started again after a client left
      * without finalizing races the server's own cleanup of that client: no abort round here.
-     * Open MPI's MPI_Abort through this server is tested end to end by test_wireup.sh. */
-    run_module(*state, "pmix", "pmix_client", "", "nofinalize");
+     * Open MPI's MPI_Abort through this server is tested end to end by test_wireup.sh. A rank
+     * started again in the same namespace may also find a peer's key of the first round gone
+     * at its get (NOT-FOUND, seen once in CI): the second round exchanges nothing. */
+    run_module(*state, "pmix", "pmix_client", "", "bare-nofinalize");
 }
 
 /* Two ranks; rank 1 aborts after the fence, and the abort reaches the host with its status and
