@@ -80,6 +80,17 @@ compare_static() {
 
 # Install into a scratch prefix, run the installed herd-info (components from pkglibdir, no
 # build-tree paths), uninstall, and check only empty folders remain.
+# Jobs run by the installed herdrun as users run it: components from the installed folder (the
+# build tree's tests name theirs), a shell that gets PMIx, a leaf program that needs none.
+installed_job() {
+    got=$(env -u HERD_MCA_component_path -u HERD_HELP_PATH "$1/bin/herdrun" -n 3 --oversubscribe sh -c \
+        'echo "rank $HERD_RANK ${PMIX_RANK:-no-pmix}"' | sort | tr '\n' ' ') &&
+    [ "$got" = "rank 0 0 rank 1 1 rank 2 2 " ] ||
+        { echo "installed herdrun -n 3 --oversubscribe sh: got '$got'"; return 1; }
+    env -u HERD_MCA_component_path -u HERD_HELP_PATH "$1/bin/herdrun" -n 2 /bin/true ||
+        { echo "installed herdrun -n 2 /bin/true failed"; return 1; }
+}
+
 install_check() {
     prefix=$TOP/_build-install/prefix
     rm -rf "$prefix"
@@ -88,6 +99,7 @@ install_check() {
     env -u HERD_MCA_component_path -u HERD_HELP_PATH "$prefix/bin/herd-info" --parsable > "$LOGS/installed-info.txt" &&
     grep -q "^mca:fabric:tcp:file:$prefix/lib/herd/herd_fabric_tcp.so$" "$LOGS/installed-info.txt" &&
     env -u HERD_MCA_component_path -u HERD_HELP_PATH "$prefix/bin/herd-info" --param fabric nope 2>&1 | grep -q "Known: base" &&
+    installed_job "$prefix" &&
     make -C _build-install uninstall >/dev/null &&
     left=$(find "$prefix" -type f) && { [ -z "$left" ] || { echo "left after uninstall: $left"; false; }; }
 }
