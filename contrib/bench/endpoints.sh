@@ -18,7 +18,7 @@
 #   ENDPOINTS_BENCH_TCP_SIZES (default "2 8 32"): the same over tcp (add-all opens N - 1
 #     connections per process, each with a 64 KiB buffer: keep these small);
 #   ENDPOINTS_BENCH_REPS (default 3): timed runs per startup cell, after one untimed;
-#   ENDPOINTS_BENCH_PP_REPS (default 3), ENDPOINTS_BENCH_PP_ITERS (default 20000): pingpong runs
+#   ENDPOINTS_BENCH_PP_REPS (default 7), ENDPOINTS_BENCH_PP_ITERS (default 20000): pingpong runs
 #     per transport and round trips per size; ENDPOINTS_BENCH_TIMEOUT (default 120 s per run).
 # Timings are reported, never asserted: the exit status is 0 whatever they are. Flags: herdrun
 # --oversubscribe; pingpong herdrun/mpirun -n 2 --bind-to core; mpirun.openmpi --oversubscribe
@@ -33,7 +33,7 @@ PREFIX=${1:-$TOP/install}
 SIZES=${ENDPOINTS_BENCH_SIZES:-2 4 8 16 32 64 128 256}
 TCP_SIZES=${ENDPOINTS_BENCH_TCP_SIZES:-2 8 32}
 REPS=${ENDPOINTS_BENCH_REPS:-3}
-PP_REPS=${ENDPOINTS_BENCH_PP_REPS:-3}
+PP_REPS=${ENDPOINTS_BENCH_PP_REPS:-7}
 PP_ITERS=${ENDPOINTS_BENCH_PP_ITERS:-20000}
 TIMEOUT=${ENDPOINTS_BENCH_TIMEOUT:-120}
 
