@@ -191,17 +191,8 @@ static bool scan_elf(const scan_t *f, char *why, size_t why_size)
     return true;
 }
 
-int opal_program_is_leaf(const char *path, char *const *env, bool *leaf, char *why, size_t why_size)
+int opal_program_is_leaf(const char *path, bool *leaf, char *why, size_t why_size)
 {
-    for (char *const *e = env; NULL != e && NULL != *e; ++e) {
-        if (0 == strncmp(*e, "LD_PRELOAD=", 11) || 0 == strncmp(*e, "LD_AUDIT=", 9)) {
-            if (NULL != why && why_size > 0) {
-                snprintf(why, why_size, "%.*s set", (int) strcspn(*e, "="), *e);
-            }
-            *leaf = false;
-            return HERD_SUCCESS;
-        }
-    }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return HERD_ERR_IN_ERRNO;

@@ -15,11 +15,10 @@
  * dynamic loader) and which imports no function that runs or loads code (exec*, posix_spawn,
  * system, popen, wordexp, dlopen, syscall). Anything else (a script, a static binary, a program
  * linked with an MPI or PMIx library, a shell, a file without section headers) is not a leaf.
- * env (NULL-terminated NAME=value strings, may be NULL) is the environment the program will run
- * with: LD_PRELOAD or LD_AUDIT there makes it no leaf either. When why is not NULL it gets a
- * short reason ("needs libmpi.so.40", "imports execve", ...). Returns HERD_SUCCESS, or
- * HERD_ERR_IN_ERRNO when the file cannot be read (then *leaf is untouched). */
-OPAL_EXPORT int opal_program_is_leaf(const char *path, char *const *env, bool *leaf, char *why,
-                                     size_t why_size);
+ * The file alone is judged: LD_PRELOAD in the environment it runs with is the caller's to
+ * weigh. When why is not NULL it gets a short reason ("needs libmpi.so.40", "imports execve",
+ * ...). Returns HERD_SUCCESS, or HERD_ERR_IN_ERRNO when the file cannot be read (then *leaf is
+ * untouched). */
+OPAL_EXPORT int opal_program_is_leaf(const char *path, bool *leaf, char *why, size_t why_size);
 
 #endif /* OPAL_UTIL_PROGRAM_SCAN_H */

@@ -114,7 +114,7 @@ typedef struct session {
     bool wireup_wanted;  /* some program here can use a wireup (or wireup_base_always) */
     bool wireup_skipped; /* none could: not started (a spawn here starts it) */
     int wireup_output;   /* where to say why, at wireup_base_verbose (or -1) */
-    nsjob_t **jobs; /* by namespace index: the job, then its spawns */
+    nsjob_t **jobs;      /* by namespace index: the job, then its spawns */
     uint32_t num_jobs;
     uint32_t *used; /* per candidate: processes of the job (and its spawns) placed there */
     spawn_req_t *spawn_reqs;
@@ -1503,14 +1503,17 @@ static bool app_can_use_wireup(session_t *s, const orte_job_app_t *app, const ch
 {
     bool leaf = false;
     char reason[128] = "";
-    if (HERD_SUCCESS != opal_program_is_leaf(program, app->env, &leaf, reason, sizeof(reason))) {
+    if (HERD_SUCCESS != opal_program_is_leaf(program, &leaf, reason, sizeof(reason))) {
         snprintf(reason, sizeof(reason), "unreadable: %s", strerror(errno));
         leaf = false;
     }
-    if (leaf && (opal_env_find(s->proc_env, "LD_PRELOAD") >= 0 ||
-                 opal_env_find(s->proc_env, "LD_AUDIT") >= 0)) {
-        snprintf(reason, sizeof(reason), "LD_PRELOAD or LD_AUDIT in the environment");
-        leaf = false;
+    /* a preloaded library could be anything, a wireup client included */
+    char *const *envs[] = {app->env, s->proc_env};
+    for (size_t e = 0; leaf && e < sizeof(envs) / sizeof(envs[0]); ++e) {
+        if (opal_env_find(envs[e], "LD_PRELOAD") >= 0 || opal_env_find(envs[e], "LD_AUDIT") >= 0) {
+            snprintf(reason, sizeof(reason), "LD_PRELOAD or LD_AUDIT in its environment");
+            leaf = false;
+        }
     }
     snprintf(why, why_size, "%s %s a wireup (%s)", program, leaf ? "cannot use" : "may use",
              reason);

@@ -224,6 +224,10 @@ expect_eq "wireup_base_always: a leaf gets PMIx" "$(sort "$OUT" | tr '\n' ' ')" 
 run_ok "printenv HERD_WIREUP_URI, LD_PRELOAD" -n 1 -x LD_PRELOAD=libm.so.6 "$PRINTENV" \
     HERD_WIREUP_URI
 expect_out "LD_PRELOAD: a leaf gets the wireups" "^unix:"
+export LD_PRELOAD=libm.so.6 # inherited from herdrun's own environment this time
+run_ok "printenv HERD_WIREUP_URI, LD_PRELOAD inherited" -n 1 "$PRINTENV" HERD_WIREUP_URI
+unset LD_PRELOAD
+expect_out "LD_PRELOAD inherited: a leaf gets the wireups" "^unix:"
 herdrun_bg -n 1 --mca wireup_base_verbose 5 "$PRINTENV" PMIX_RANK
 herdrun_wait "$HERDRUN_LIMIT"
 expect_err "wireup_base_verbose 5: says why no wireup" "printenv cannot use a wireup \(C runtime only"
