@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/util/argv.h"
 #include "opal/util/program_scan.h"
 
 #if __SIZEOF_POINTER__ == 8
@@ -24,17 +25,24 @@
 
 /* The C runtime: libraries that cannot be a wireup client and run another program only when
  * the program itself imports one of the functions below. */
-static const char *const runtime_libraries[] = {
-    "libc.so.6",       "libm.so.6",
-    "libpthread.so.0", "libdl.so.2",
-    "librt.so.1",      "libgcc_s.so.1",
-    "libmvec.so.1",    "ld-linux-x86-64.so.2",
-    "ld-linux.so.2",   "ld-linux-aarch64.so.1",
-    "ld64.so.2",       "ld-linux-riscv64-lp64d.so.1",
+static char *const runtime_libraries[] = {
+    "libc.so.6",
+    "libm.so.6",
+    "libpthread.so.0",
+    "libdl.so.2",
+    "librt.so.1",
+    "libgcc_s.so.1",
+    "libmvec.so.1",
+    "ld-linux-x86-64.so.2",
+    "ld-linux.so.2",
+    "ld-linux-aarch64.so.1",
+    "ld64.so.2",
+    "ld-linux-riscv64-lp64d.so.1",
+    NULL,
 };
 
 /* Functions through which a program runs another program or loads code. */
-static const char *const starting_functions[] = {
+static char *const starting_functions[] = {
     "execve",
     "execv",
     "execvp",
@@ -53,6 +61,7 @@ static const char *const starting_functions[] = {
     "dlmopen",
     "__libc_dlopen_mode",
     "syscall",
+    NULL,
 };
 
 typedef struct scan {
@@ -81,16 +90,6 @@ static const char *table_string(const scan_t *f, uint64_t table_off, uint64_t ta
     }
     const char *s = (const char *) f->base + table_off + offset;
     return NULL != memchr(s, '\0', table_len - offset) ? s : NULL;
-}
-
-static bool listed(const char *name, const char *const *list, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        if (0 == strcmp(name, list[i])) {
-            return true;
-        }
-    }
-    return false;
 }
 
 /* The section header at index i, or NULL. */
@@ -157,8 +156,7 @@ static bool scan_elf(const scan_t *f, char *why, size_t why_size)
                     say(why, why_size, "%s", "unreadable library name");
                     return false;
                 }
-                if (!listed(lib, runtime_libraries,
-                            sizeof(runtime_libraries) / sizeof(runtime_libraries[0]))) {
+                if (opal_argv_find(runtime_libraries, lib) < 0) {
                     say(why, why_size, "needs %s", lib);
                     return false;
                 }
@@ -176,8 +174,7 @@ static bool scan_elf(const scan_t *f, char *why, size_t why_size)
                     say(why, why_size, "%s", "unreadable symbol name");
                     return false;
                 }
-                if (listed(name, starting_functions,
-                           sizeof(starting_functions) / sizeof(starting_functions[0]))) {
+                if (opal_argv_find(starting_functions, name) >= 0) {
                     say(why, why_size, "imports %s", name);
                     return false;
                 }
