@@ -7,9 +7,7 @@
 /* clone/exec with binding, process groups and SIGCHLD reaping (odls_default_module.c). */
 extern const orte_odls_module_t orte_odls_default_module;
 
-/* odls_default_spawners: how many threads start processes at once (0: the calling thread). */
-#define ORTE_ODLS_DEFAULT_MAX_SPAWNERS     8
-#define ORTE_ODLS_DEFAULT_MAX_SPAWNERS_STR "8"
-extern int orte_odls_default_spawners;
+/* odls_default_wait_exec: wait until each child has exec'd before starting the next. */
+extern bool orte_odls_default_wait_exec;
 
 #endif /* ORTE_MCA_ODLS_DEFAULT_H */

@@ -7,7 +7,6 @@
 
 #define ODLS_DEFAULT_DEFAULT_PRIORITY 10
 
-#define ODLS_DEFAULT_DEFAULT_SPAWNERS 2
 
 static struct {
     int priority;
@@ -15,7 +14,7 @@ static struct {
     .priority = ODLS_DEFAULT_DEFAULT_PRIORITY,
 };
 
-int orte_odls_default_spawners = ODLS_DEFAULT_DEFAULT_SPAWNERS;
+bool orte_odls_default_wait_exec = false;
 
 static int odls_default_register(const opal_mca_component_t *component)
 {
@@ -31,14 +30,14 @@ static int odls_default_register(const opal_mca_component_t *component)
     if (index < 0) {
         return index;
     }
-    orte_odls_default_spawners = ODLS_DEFAULT_DEFAULT_SPAWNERS;
-    index =
-        opal_mca_var_register(component, "spawners",
-                              "Threads that start processes at once (each waits until its "
-                              "child has exec'd, as posix_spawn does, while the daemon "
-                              "prepares the next); 0: the daemon's own thread starts them "
-                              "one after the other. At most " ORTE_ODLS_DEFAULT_MAX_SPAWNERS_STR,
-                              OPAL_MCA_VAR_INT, &orte_odls_default_spawners);
+    orte_odls_default_wait_exec = false;
+    index = opal_mca_var_register(component, "wait_exec",
+                                  "Wait until each process has exec'd before starting the next "
+                                  "(clone with CLONE_VFORK, as posix_spawn does): the daemon is "
+                                  "held for as long as each child waits for a core. false: go "
+                                  "on at once while the child execs (x86-64 and AArch64; other "
+                                  "CPUs always wait)",
+                                  OPAL_MCA_VAR_BOOL, &orte_odls_default_wait_exec);
     return index < 0 ? index : HERD_SUCCESS;
 }
 

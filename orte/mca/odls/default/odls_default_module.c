@@ -1,12 +1,11 @@
-/* The default odls module: clone/exec (as posix_spawn) with a process group per process,
- * binding applied in the child before exec, exit statuses and usage collected with wait4 when
- * SIGCHLD arrives, and kill_all escalating from SIGTERM to SIGKILL. */
+/* The default odls module: clone/exec with a process group per process, binding applied in the
+ * child before exec, exit statuses and usage collected with wait4 when SIGCHLD arrives, and
+ * kill_all escalating from SIGTERM to SIGKILL. */
 #include "herd_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -33,6 +33,9 @@
 #define ODLS_DEFAULT_NUM_HERD_VARS 7
 /* the child's stack between clone and exec (it calls a few system calls, nothing deep) */
 #define ODLS_DEFAULT_CHILD_STACK (64 * 1024)
+#ifndef SYS_close_range
+#define SYS_close_range 436 /* the same number on every architecture */
+#endif
 
 typedef struct {
     pid_t pid;
@@ -44,6 +47,9 @@ typedef struct {
     int report_fd;
     bool not_started; /* its exec failed (reported): it never ran */
     char *late;       /* "program\0node\0cwd\0cpuset\0", for that message; NULL once known */
+    /* A child started without waiting for its exec: its stack and its copy of the plan, which
+     * it reads in our memory until it has exec'd or exited (then freed); else NULL. */
+    char *child_mem;
 } odls_default_proc_t;
 
 /* What the child may fail at before exec, reported to the parent through a pipe. */
@@ -77,24 +83,12 @@ typedef struct {
 } odls_child_plan_t;
 
 /* A plan the caller's memory may no longer hold when the child reads it: one allocation with
- * copies of every string and array (a spawner thread starts the child while the daemon goes
- * on, and frees it once the child has exec'd). */
+ * the child's stack first, then copies of every string and array (the child runs while the
+ * daemon goes on, and reads them until it has exec'd). */
 typedef struct odls_default_copy {
     odls_child_plan_t plan; /* pointing into the rest of the allocation */
     int extra_fds[ORTE_ODLS_MAX_EXTRA_FDS];
 } odls_default_copy_t;
-
-/* A thread that starts processes: as posix_spawn from a thread, its clone waits until the
- * child has exec'd, and only this thread waits. */
-typedef struct {
-    pthread_t thread;
-    struct orte_odls *odls;
-    char *stack;                    /* the child's stack until its exec */
-    pthread_cond_t work;            /* a copy was handed over, or quit */
-    struct odls_default_copy *copy; /* the plan to start; NULL: idle */
-    pid_t tid;                      /* written by the kernel once the child exists */
-    int failed;                     /* clone's errno when it failed, else 0 */
-} odls_default_spawner_t;
 
 struct orte_odls {
     opal_event_base_t *base;
@@ -111,25 +105,73 @@ struct orte_odls {
     opal_event_t *kill_timer;
     bool kill_timer_armed;
     bool told_simulated;
-    char *child_stack; /* ODLS_DEFAULT_CHILD_STACK bytes, for each child until its exec */
-    /* odls_default_spawners threads (none: the daemon's thread clones and waits), under lock */
-    odls_default_spawner_t spawners[ORTE_ODLS_DEFAULT_MAX_SPAWNERS];
-    int num_spawners;
-    pthread_mutex_t lock;
-    pthread_cond_t idle; /* a spawner finished a clone */
-    bool quit;
+    /* ODLS_DEFAULT_CHILD_STACK bytes for each child until its exec, when the caller waits for
+     * it (odls_default_wait_exec, or no way to start one without waiting) */
+    char *child_stack;
+    bool wait_exec;
 };
 
 /* ------------------------------------------------------------------------------------------ */
 /* the child, between clone and exec */
 
-static void __attribute__((noreturn)) odls_default_child_fail(int report_fd, int stage)
+/* The child shares the daemon's memory until its exec, and unless the daemon waits for that
+ * (CLONE_VFORK) the daemon's thread runs meanwhile. So the child writes nothing of the daemon's,
+ * not even errno: libc's wrappers would set the errno of the thread that cloned it (the child
+ * inherits its thread pointer), under that thread's feet. It calls the kernel directly and gets
+ * -errno back. Where this file has no such call, the caller waits for every exec. */
+#if defined(__x86_64__)
+#define ODLS_DEFAULT_ASYNC_CLONE 1
+static inline long odls_child_sys(long nr, long a, long b, long c, long d)
 {
-    odls_child_failure_t failure = {.stage = stage, .error = errno};
-    ssize_t ignored = write(report_fd, &failure, sizeof(failure));
+    long ret;
+    register long r10 __asm__("r10") = d;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#elif defined(__aarch64__)
+#define ODLS_DEFAULT_ASYNC_CLONE 1
+static inline long odls_child_sys(long nr, long a, long b, long c, long d)
+{
+    register long x8 __asm__("x8") = nr;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    register long x3 __asm__("x3") = d;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+    return x0;
+}
+#else
+#define ODLS_DEFAULT_ASYNC_CLONE 0
+static long odls_child_sys(long nr, long a, long b, long c, long d)
+{
+    long ret = syscall(nr, a, b, c, d);
+    return ret < 0 ? -errno : ret;
+}
+#endif
 
-    (void) ignored;
-    _exit(127);
+/* the kernel's sigaction, all zero: SIG_DFL, no flags, no restorer, nothing masked */
+static const unsigned long odls_child_default_action[4];
+/* the kernel's signal set (64 signals), empty */
+static const unsigned long odls_child_no_signals;
+
+static void __attribute__((noreturn)) odls_child_exit(int code)
+{
+    for (;;) {
+        odls_child_sys(SYS_exit_group, code, 0, 0, 0);
+    }
+}
+
+static void __attribute__((noreturn)) odls_default_child_fail(int report_fd, int stage, long error)
+{
+    odls_child_failure_t failure;
+
+    failure.stage = stage;
+    failure.error = (int) -error;
+    odls_child_sys(SYS_write, report_fd, (long) &failure, sizeof(failure), 0);
+    odls_child_exit(127);
 }
 
 /* Close every fd from first to last. */
@@ -138,37 +180,35 @@ static void odls_default_close_range(unsigned int first, unsigned int last, int 
     if (first > last) {
         return;
     }
-    if (0 != close_range(first, last, 0)) {
+    if (0 != odls_child_sys(SYS_close_range, first, last, 0, 0)) {
         /* an old kernel: close one by one up to the limit the parent read */
         for (unsigned int fd = first; fd <= last && fd < (unsigned int) max_fd; ++fd) {
-            close((int) fd);
+            odls_child_sys(SYS_close, fd, 0, 0, 0);
         }
     }
 }
 
 static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t *plan)
 {
-    int report_fd = plan->report_fd;
-    int moved[3];
-    struct sigaction dfl;
-    sigset_t none;
+    long report_fd;
+    long moved[3];
+    long rc;
 
     /* its own process group, so kill_all reaches whatever it starts */
-    setpgid(0, 0);
+    odls_child_sys(SYS_setpgid, 0, 0, 0, 0);
     /* a launcher killed with -9 cannot kill it: the kernel does (the parent's pid is passed in,
      * as the parent may already be gone by now) */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != plan->parent) {
-        _exit(127);
+    odls_child_sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0);
+    if (odls_child_sys(SYS_getppid, 0, 0, 0, 0) != plan->parent) {
+        odls_child_exit(127);
     }
-    /* the application starts with default dispositions, whatever the daemon ignores or
-     * catches (SIGPIPE, SIGCHLD, SIGTERM) */
-    memset(&dfl, 0, sizeof(dfl));
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
+    /* The application starts with default dispositions, whatever the daemon ignores or catches
+     * (SIGPIPE, SIGCHLD, SIGTERM); and no handler of the daemon's may run here once the mask is
+     * cleared below (these are the child's own: it does not share the daemon's handlers). */
     for (int signo = 1; signo < NSIG; ++signo) {
         if (SIGKILL != signo && SIGSTOP != signo) {
-            sigaction(signo, &dfl, NULL);
+            odls_child_sys(SYS_rt_sigaction, signo, (long) odls_child_default_action, 0,
+                           sizeof(odls_child_no_signals));
         }
     }
 
@@ -176,31 +216,33 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
      * daemon started with stdin closed) or 3.. (an extra one), and dup2 in place would clobber
      * it. */
     int first_free = 3 + plan->num_extra_fds;
-    int extra[ORTE_ODLS_MAX_EXTRA_FDS];
-    report_fd = fcntl(report_fd, F_DUPFD_CLOEXEC, first_free);
+    long extra[ORTE_ODLS_MAX_EXTRA_FDS];
+    report_fd = odls_child_sys(SYS_fcntl, plan->report_fd, F_DUPFD_CLOEXEC, first_free, 0);
     if (report_fd < 0) {
-        _exit(127);
+        odls_child_exit(127);
     }
     for (int i = 0; i < 3; ++i) {
-        moved[i] = fcntl(plan->stdio[i], F_DUPFD, first_free);
+        moved[i] = odls_child_sys(SYS_fcntl, plan->stdio[i], F_DUPFD, first_free, 0);
         if (moved[i] < 0) {
-            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO, moved[i]);
         }
     }
     for (int i = 0; i < plan->num_extra_fds; ++i) {
-        extra[i] = fcntl(plan->extra_fds[i], F_DUPFD, first_free);
+        extra[i] = odls_child_sys(SYS_fcntl, plan->extra_fds[i], F_DUPFD, first_free, 0);
         if (extra[i] < 0) {
-            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO, extra[i]);
         }
     }
+    /* dup3 (every architecture has it) never sees the same fd twice here: the copies are above */
     for (int i = 0; i < 3; ++i) {
-        if (dup2(moved[i], i) < 0) {
-            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+        if ((rc = odls_child_sys(SYS_dup3, moved[i], i, 0, 0)) < 0) {
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO, rc);
         }
     }
     for (int i = 0; i < plan->num_extra_fds; ++i) {
-        if (dup2(extra[i], 3 + i) < 0) { /* dup2 leaves the copy inheritable */
-            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO);
+        /* the copy is inheritable (no O_CLOEXEC) */
+        if ((rc = odls_child_sys(SYS_dup3, extra[i], 3 + i, 0, 0)) < 0) {
+            odls_default_child_fail(report_fd, ODLS_CHILD_STDIO, rc);
         }
     }
     /* nothing else of the daemon's (sockets, other jobs' pipes) reaches the application; the
@@ -208,16 +250,18 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
     odls_default_close_range((unsigned int) first_free, (unsigned int) report_fd - 1, plan->max_fd);
     odls_default_close_range((unsigned int) report_fd + 1, ~0u, plan->max_fd);
 
-    if (NULL != plan->cwd && 0 != chdir(plan->cwd)) {
-        odls_default_child_fail(report_fd, ODLS_CHILD_CHDIR);
+    if (NULL != plan->cwd && (rc = odls_child_sys(SYS_chdir, (long) plan->cwd, 0, 0, 0)) < 0) {
+        odls_default_child_fail(report_fd, ODLS_CHILD_CHDIR, rc);
     }
-    if (NULL != plan->cpus && 0 != sched_setaffinity(0, plan->cpus_size, plan->cpus)) {
-        odls_default_child_fail(report_fd, ODLS_CHILD_BIND);
+    if (NULL != plan->cpus &&
+        (rc = odls_child_sys(SYS_sched_setaffinity, 0, (long) plan->cpus_size, (long) plan->cpus,
+                             0)) < 0) {
+        odls_default_child_fail(report_fd, ODLS_CHILD_BIND, rc);
     }
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(plan->program, plan->argv, plan->env);
-    odls_default_child_fail(report_fd, ODLS_CHILD_EXEC);
+    odls_child_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long) &odls_child_no_signals, 0,
+                   sizeof(odls_child_no_signals));
+    rc = odls_child_sys(SYS_execve, (long) plan->program, (long) plan->argv, (long) plan->env, 0);
+    odls_default_child_fail(report_fd, ODLS_CHILD_EXEC, rc);
 }
 
 /* clone's entry: the child never returns */
@@ -406,6 +450,11 @@ static bool odls_default_check_report(odls_default_proc_t *proc, bool wait)
     if (got < 0 && EAGAIN == errno) {
         return false;
     }
+    if (0 == got) {
+        /* exec'd: it no longer runs in our memory (the pipe closes after the switch) */
+        free(proc->child_mem);
+        proc->child_mem = NULL;
+    }
     if (got > 0) {
         const char *program = proc->late;
         const char *node = program + strlen(program) + 1;
@@ -466,7 +515,7 @@ static int odls_default_precheck(const odls_child_plan_t *plan, odls_child_failu
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* starting from spawner threads */
+/* starting without waiting for the exec */
 
 /* The strings of a NULL-terminated array: their count, and the bytes of their text. */
 static size_t odls_default_text_size(char *const *strings, size_t *count)
@@ -491,9 +540,10 @@ static void odls_default_copy_strings(char *const *strings, size_t count, char *
     out[count] = NULL;
 }
 
-/* plan with every string, array and cpuset copied into one allocation (free once): the struct,
- * the cpuset (longs) and the two pointer arrays first, so each is aligned, then the text. */
-static odls_default_copy_t *odls_default_copy_plan(const odls_child_plan_t *plan)
+/* plan with every string, array and cpuset copied into one allocation (*mem, free once) that
+ * starts with the child's stack: the stack, the struct, the cpuset (longs) and the two pointer
+ * arrays first, so each is aligned, then the text. */
+static odls_default_copy_t *odls_default_copy_plan(const odls_child_plan_t *plan, char **mem)
 {
     size_t argc, envc;
     size_t cpus_size = (NULL != plan->cpus) ? plan->cpus_size : 0; /* a multiple of a long */
@@ -501,10 +551,14 @@ static odls_default_copy_t *odls_default_copy_plan(const odls_child_plan_t *plan
                   odls_default_text_size(plan->env, &envc) + strlen(plan->program) + 1 +
                   (NULL != plan->cwd ? strlen(plan->cwd) + 1 : 0);
     size_t arrays = (argc + 1 + envc + 1) * sizeof(char *);
-    odls_default_copy_t *copy = malloc(sizeof(*copy) + cpus_size + arrays + text);
-    if (NULL == copy) {
+    char *block = malloc(ODLS_DEFAULT_CHILD_STACK + sizeof(odls_default_copy_t) + cpus_size +
+                         arrays + text);
+    if (NULL == block) {
         return NULL;
     }
+    *mem = block;
+    /* the stack grows down from here, 16-byte aligned as malloc's block and the size are */
+    odls_default_copy_t *copy = (odls_default_copy_t *) (void *) (block + ODLS_DEFAULT_CHILD_STACK);
     copy->plan = *plan;
     char *cursor = (char *) (copy + 1);
     if (NULL != plan->cpus) {
@@ -534,133 +588,6 @@ static odls_default_copy_t *odls_default_copy_plan(const odls_child_plan_t *plan
     return copy;
 }
 
-static void *odls_default_spawner_main(void *arg)
-{
-    odls_default_spawner_t *sp = arg;
-    orte_odls_t *odls = sp->odls;
-
-    pthread_mutex_lock(&odls->lock);
-    for (;;) {
-        while (NULL == sp->copy && !odls->quit) {
-            pthread_cond_wait(&sp->work, &odls->lock);
-        }
-        if (NULL == sp->copy) {
-            break; /* quit, and nothing left to start */
-        }
-        odls_default_copy_t *copy = sp->copy;
-        pthread_mutex_unlock(&odls->lock);
-        /* This thread blocks every signal (create set it so), and the child inherits that
-         * mask until it resets it, so no handler runs in the child. The kernel writes the
-         * child's pid to sp->tid before the child runs, which is all launch() waits for. */
-        pid_t pid =
-            clone(odls_default_child_start, sp->stack + ODLS_DEFAULT_CHILD_STACK,
-                  CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, &copy->plan, &sp->tid);
-        int error = (pid < 0) ? errno : 0;
-        free(copy); /* the child has exec'd or exited: it no longer reads it */
-        pthread_mutex_lock(&odls->lock);
-        if (pid < 0) {
-            __atomic_store_n(&sp->failed, error, __ATOMIC_RELEASE);
-        }
-        sp->copy = NULL;
-        pthread_cond_broadcast(&odls->idle);
-    }
-    pthread_mutex_unlock(&odls->lock);
-    return NULL;
-}
-
-/* Start the plan's child from an idle spawner thread; its pid once the child exists (before it
- * has exec'd: the spawner waits for that), or -1 with errno. */
-static pid_t odls_default_spawn(orte_odls_t *odls, const odls_child_plan_t *plan)
-{
-    odls_default_copy_t *copy = odls_default_copy_plan(plan);
-    if (NULL == copy) {
-        errno = ENOMEM;
-        return -1;
-    }
-    odls_default_spawner_t *sp = NULL;
-    pthread_mutex_lock(&odls->lock);
-    while (NULL == sp) {
-        for (int i = 0; i < odls->num_spawners && NULL == sp; ++i) {
-            if (NULL == odls->spawners[i].copy) {
-                sp = &odls->spawners[i];
-            }
-        }
-        if (NULL == sp) {
-            pthread_cond_wait(&odls->idle, &odls->lock);
-        }
-    }
-    __atomic_store_n(&sp->tid, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&sp->failed, 0, __ATOMIC_RELAXED);
-    sp->copy = copy;
-    pthread_cond_signal(&sp->work);
-    pthread_mutex_unlock(&odls->lock);
-    /* A few microseconds: the spawner wakes and the kernel creates the child. Yielding lets
-     * the spawner run here when both cores are busy. */
-    for (;;) {
-        pid_t pid = __atomic_load_n(&sp->tid, __ATOMIC_ACQUIRE);
-        if (pid > 0) {
-            return pid;
-        }
-        int error = __atomic_load_n(&sp->failed, __ATOMIC_ACQUIRE);
-        if (0 != error) {
-            errno = error;
-            return -1;
-        }
-        sched_yield();
-    }
-}
-
-/* Start odls_default_spawners threads, every signal blocked in them (and so in the children
- * they start until those reset their mask). Fewer threads than asked, even none, still work. */
-static void odls_default_start_spawners(orte_odls_t *odls)
-{
-    int want = orte_odls_default_spawners;
-    sigset_t all, saved;
-
-    if (want > ORTE_ODLS_DEFAULT_MAX_SPAWNERS) {
-        want = ORTE_ODLS_DEFAULT_MAX_SPAWNERS;
-    }
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &saved);
-    for (int i = 0; i < want; ++i) {
-        odls_default_spawner_t *sp = &odls->spawners[i];
-        sp->odls = odls;
-        sp->stack = malloc(ODLS_DEFAULT_CHILD_STACK);
-        if (NULL == sp->stack || 0 != pthread_cond_init(&sp->work, NULL)) {
-            free(sp->stack);
-            sp->stack = NULL;
-            break;
-        }
-        if (0 != pthread_create(&sp->thread, NULL, odls_default_spawner_main, sp)) {
-            pthread_cond_destroy(&sp->work);
-            free(sp->stack);
-            sp->stack = NULL;
-            break;
-        }
-        odls->num_spawners++;
-    }
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-}
-
-/* Only once no child of theirs lives: a child's parent is the thread that cloned it, and its
- * PR_SET_PDEATHSIG fires when that thread ends. */
-static void odls_default_stop_spawners(orte_odls_t *odls)
-{
-    pthread_mutex_lock(&odls->lock);
-    odls->quit = true;
-    for (int i = 0; i < odls->num_spawners; ++i) {
-        pthread_cond_signal(&odls->spawners[i].work);
-    }
-    pthread_mutex_unlock(&odls->lock);
-    for (int i = 0; i < odls->num_spawners; ++i) {
-        odls_default_spawner_t *sp = &odls->spawners[i];
-        pthread_join(sp->thread, NULL);
-        pthread_cond_destroy(&sp->work);
-        free(sp->stack);
-    }
-    odls->num_spawners = 0;
-}
-
 static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *spec)
 {
     const char *node;
@@ -671,6 +598,8 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     struct rlimit nofile;
     sigset_t all, saved;
     struct timespec start;
+    char *child_mem = NULL;
+    odls_default_copy_t *child_mem_copy = NULL;
     pid_t pid;
     int rc;
 
@@ -769,33 +698,41 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     memcpy(late + lens[0] + lens[1], NULL != spec->cwd ? spec->cwd : "", lens[2]);
     memcpy(late + lens[0] + lens[1] + lens[2], NULL != spec->cpuset ? spec->cpuset : "", lens[3]);
 
+    /* The child shares our memory on a stack of its own. A fork would copy the page tables of a
+     * daemon that maps libpmix, hwloc and the job database, then pay a copy-on-write fault for
+     * every page either side touched next; its exec running on another core does not win that
+     * back (herdrun -n 64 /bin/true: 35 ms instead of 54 here; docs/odls.md has the price, in
+     * maximum RSS). The child writes nothing of ours and changes only what is its own: fds,
+     * dispositions, mask, directory. Unless told to wait, we go on to the next process at once
+     * (the child reads a copy of the plan, on a stack of its own, both freed once it has
+     * exec'd): waiting would hold the daemon for as long as the child waits for a core. */
+    if (!odls->wait_exec && NULL == (child_mem_copy = odls_default_copy_plan(&plan, &child_mem))) {
+        free(late);
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
     clock_gettime(CLOCK_MONOTONIC, &start);
-    if (odls->num_spawners > 0) {
-        /* A spawner thread clones and waits for the exec, while this thread goes on to the
-         * next process: execs on several cores at once, and the daemon's loop is not held
-         * up by a child waiting for a core. */
-        pid = odls_default_spawn(odls, &plan);
+    /* No handler of ours may run in the child before it resets them. */
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &saved);
+    if (NULL != child_mem) {
+        pid = clone(odls_default_child_start, child_mem + ODLS_DEFAULT_CHILD_STACK,
+                    CLONE_VM | SIGCHLD, &child_mem_copy->plan);
     } else {
-        /* No handler of ours may run in the child before it resets them. */
-        sigfillset(&all);
-        sigprocmask(SIG_BLOCK, &all, &saved);
-        /* As posix_spawn does: the child shares our memory on a stack of its own and we wait
-         * until it has exec'd (or failed). A fork would copy the page tables of a daemon that
-         * maps libpmix, hwloc and the job database, then pay a copy-on-write fault for every
-         * page either side touched next; its exec running on another core does not win that
-         * back (herdrun -n 64 /bin/true: 35 ms instead of 54 here; docs/odls.md has the price,
-         * in maximum RSS). The child writes nothing of ours but errno, and changes only what
-         * is its own: fds, dispositions, mask, directory. */
         pid = clone(odls_default_child_start, odls->child_stack + ODLS_DEFAULT_CHILD_STACK,
                     CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-        sigprocmask(SIG_SETMASK, &saved, NULL);
     }
+    int clone_errno = errno;
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    errno = clone_errno;
     close(report[1]);
     report[1] = -1;
     if (pid < 0) {
         opal_show_help(ODLS_DEFAULT_HELP_FILE, "fork-failed", true, spec->rank, node,
-                       strerror(errno));
+                       strerror(clone_errno));
+        errno = clone_errno;
         free(late);
+        free(child_mem);
         rc = HERD_ERR_IN_ERRNO;
         goto out;
     }
@@ -809,6 +746,7 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
         .start = start,
         .report_fd = report[0],
         .late = late,
+        .child_mem = child_mem,
     };
     report[0] = -1;
     opal_output_verbose(10, orte_odls_base_framework.output, "odls: rank %u on %s is pid %d (%s)",
@@ -901,6 +839,8 @@ static void odls_default_reap(void *arg)
         }
         /* it has exited, so its report is complete: did it ever run? */
         odls_default_check_report(proc, true);
+        free(proc->child_mem);
+        proc->child_mem = NULL;
         odls_default_fill_exit(proc, status, &usage, &now, &exits[num_exits]);
         exits[num_exits].not_started = proc->not_started;
         ranks[num_exits++] = proc->id;
@@ -1046,9 +986,7 @@ static int odls_default_create(opal_event_base_t *base, const orte_odls_callback
     if (HERD_SUCCESS != rc) {
         goto err_timer;
     }
-    pthread_mutex_init(&odls->lock, NULL);
-    pthread_cond_init(&odls->idle, NULL);
-    odls_default_start_spawners(odls);
+    odls->wait_exec = orte_odls_default_wait_exec || !ODLS_DEFAULT_ASYNC_CLONE;
     *instance = odls;
     return HERD_SUCCESS;
 
@@ -1075,11 +1013,9 @@ static void odls_default_destroy(orte_odls_t *odls)
             close(odls->procs[i].report_fd);
         }
         free(odls->procs[i].late);
+        free(odls->procs[i].child_mem);
     }
     odls_default_kill_doomed(odls);
-    odls_default_stop_spawners(odls);
-    pthread_cond_destroy(&odls->idle);
-    pthread_mutex_destroy(&odls->lock);
     orte_odls_base_sigchld_unwatch(odls->sigchld);
     opal_event_free(odls->kill_timer);
     free(odls->doomed_groups);
