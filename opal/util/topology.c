@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,43 @@ static void restrict_to_binding(hwloc_topology_t topo)
     hwloc_bitmap_free(mine);
 }
 
+/* The first topology this process loaded, and the CPUs it was loaded under: a launch asks three
+ * times (the allocation's slots, the inventory, the map), and each load after hwloc let go of its
+ * last topology starts hwloc's plugins over (0.2 ms); a copy costs 0.01 ms. */
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static hwloc_topology_t loaded;
+static unsigned long long loaded_cpus;
+
+static int load_uncached(hwloc_topology_t *topology);
+
 int opal_topology_load_local(hwloc_topology_t *topology)
+{
+    const char *use = getenv("HERD_TOPOLOGY_CACHE");
+    if (NULL != use && 0 == strcmp(use, "0")) {
+        return load_uncached(topology);
+    }
+    unsigned long long cpus = cpuset_hash();
+    int rc = HERD_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
+    if (NULL != loaded && loaded_cpus != cpus) {
+        hwloc_topology_destroy(loaded);
+        loaded = NULL;
+    }
+    if (NULL == loaded) {
+        rc = load_uncached(&loaded);
+        if (HERD_SUCCESS != rc) {
+            loaded = NULL;
+        }
+        loaded_cpus = cpus;
+    }
+    if (HERD_SUCCESS == rc && 0 != hwloc_topology_dup(topology, loaded)) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    return rc;
+}
+
+static int load_uncached(hwloc_topology_t *topology)
 {
     char path[1024];
     const char *use = getenv("HERD_TOPOLOGY_CACHE");

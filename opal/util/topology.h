@@ -13,8 +13,9 @@
 /* The topology of this host as this process sees it: only the CPUs of its binding (taskset,
  * numactl, a batch system's cpuset), as mpirun takes its own binding. The cache is a file in
  * $TMPDIR/herd-<uid>/ (mode 0700) named by the boot id, the allowed CPUs and the hwloc version,
- * so a reboot, a different cgroup or another hwloc never reuses it; HERD_TOPOLOGY_CACHE=0 turns
- * it off. *topology (destroy it with hwloc_topology_destroy) set only on success. */
+ * so a reboot, a different cgroup or another hwloc never reuses it. The first topology a process
+ * loads is kept, and later calls (under the same binding) get a copy of it. HERD_TOPOLOGY_CACHE=0
+ * turns both off. *topology (destroy it with hwloc_topology_destroy) set only on success. */
 OPAL_EXPORT int opal_topology_load_local(hwloc_topology_t *topology);
 
 /* Keep hwloc from loading its GL, OpenCL, libxml2 and PCI plugins in herd's processes (a

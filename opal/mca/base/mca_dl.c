@@ -31,12 +31,18 @@ static char *dl_error_copy(const char *fallback)
     return strdup(NULL != msg ? msg : fallback);
 }
 
-/* The shared object a module path names: from the dlname of its .la (uninstalled modules
- * live in .libs beside it), else path.so. False when there is none to check. */
+/* The shared object a module path names: path.so where it is installed (as libtool installs a
+ * module, beside its .la, whose dlname names that same file: no need to read it), else the
+ * dlname of its .la (uninstalled modules live in .libs beside it). False when there is none to
+ * check. */
 static bool dl_shared_object(const char *path, char *so, size_t size)
 {
     char la[4096], line[1024];
     char dlname[512] = "";
+    snprintf(so, size, "%s.so", path);
+    if (0 == access(so, F_OK)) {
+        return true;
+    }
     snprintf(la, sizeof(la), "%s.la", path);
     FILE *f = fopen(la, "r");
     if (NULL != f) {
@@ -136,9 +142,123 @@ int opal_mca_dl_close(void *handle)
     return 0 == lt_dlclose((lt_dlhandle) handle) ? HERD_SUCCESS : HERD_ERROR;
 }
 
+/* What the folders read so far held: every framework's open lists the same folder again (eight
+ * times in a launch, 0.1 ms each). A folder whose inode or modification time changed is read
+ * again. Kept for the life of the process. */
+typedef struct {
+    char *folder;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+    char **paths; /* NULL-terminated, as lt_dlforeachfile gave them */
+    size_t count;
+} dl_listing_t;
+
+static pthread_mutex_t dl_listing_lock = PTHREAD_MUTEX_INITIALIZER;
+static dl_listing_t *dl_listings;
+static size_t dl_num_listings;
+
+typedef struct {
+    char **paths;
+    size_t count;
+    bool failed;
+} dl_collect_t;
+
+static int dl_collect(const char *path, void *data)
+{
+    dl_collect_t *c = data;
+    char **grown = realloc(c->paths, (c->count + 2) * sizeof(*grown));
+    char *copy = strdup(path);
+    if (NULL == grown || NULL == copy) {
+        free(copy);
+        if (NULL != grown) {
+            c->paths = grown;
+        }
+        c->failed = true;
+        return 1;
+    }
+    c->paths = grown;
+    c->paths[c->count++] = copy;
+    c->paths[c->count] = NULL;
+    return 0;
+}
+
+static void dl_free_paths(char **paths)
+{
+    for (size_t i = 0; NULL != paths && NULL != paths[i]; ++i) {
+        free(paths[i]);
+    }
+    free(paths);
+}
+
+/* A copy of folder's listing (caller frees with dl_free_paths; NULL: empty), read from the
+ * folder unless it is unchanged since the last time; HERD_ERR_OUT_OF_RESOURCE. */
+static int dl_listing(const char *folder, const struct stat *st, char ***out)
+{
+    dl_listing_t *l = NULL;
+    int rc = HERD_SUCCESS;
+
+    pthread_mutex_lock(&dl_listing_lock);
+    for (size_t i = 0; i < dl_num_listings && NULL == l; ++i) {
+        if (0 == strcmp(dl_listings[i].folder, folder)) {
+            l = &dl_listings[i];
+        }
+    }
+    if (NULL == l || l->dev != st->st_dev || l->ino != st->st_ino ||
+        l->mtime.tv_sec != st->st_mtim.tv_sec || l->mtime.tv_nsec != st->st_mtim.tv_nsec) {
+        dl_collect_t c = {0};
+        lt_dlforeachfile(folder, dl_collect, &c);
+        if (c.failed) {
+            dl_free_paths(c.paths);
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+        if (NULL == l) {
+            dl_listing_t *grown = realloc(dl_listings, (dl_num_listings + 1) * sizeof(*grown));
+            char *name = strdup(folder);
+            if (NULL == grown || NULL == name) {
+                if (NULL != grown) {
+                    dl_listings = grown;
+                }
+                free(name);
+                dl_free_paths(c.paths);
+                rc = HERD_ERR_OUT_OF_RESOURCE;
+                goto out;
+            }
+            dl_listings = grown;
+            l = &dl_listings[dl_num_listings++];
+            *l = (dl_listing_t){.folder = name};
+        }
+        dl_free_paths(l->paths);
+        l->paths = c.paths;
+        l->count = c.count;
+        l->dev = st->st_dev;
+        l->ino = st->st_ino;
+        l->mtime = st->st_mtim;
+    }
+    *out = NULL;
+    if (l->count > 0) {
+        char **copy = calloc(l->count + 1, sizeof(*copy));
+        for (size_t i = 0; NULL != copy && i < l->count; ++i) {
+            if (NULL == (copy[i] = strdup(l->paths[i]))) {
+                dl_free_paths(copy);
+                copy = NULL;
+            }
+        }
+        if (NULL == copy) {
+            rc = HERD_ERR_OUT_OF_RESOURCE;
+        }
+        *out = copy;
+    }
+out:
+    pthread_mutex_unlock(&dl_listing_lock);
+    return rc;
+}
+
 int opal_mca_dl_foreach(const char *folder, int (*fn)(const char *path, void *data), void *data)
 {
     struct stat st;
+    char **paths = NULL;
     pthread_once(&dl_once, dl_init);
     if (HERD_SUCCESS != dl_init_status) {
         return HERD_ERROR;
@@ -148,6 +268,16 @@ int opal_mca_dl_foreach(const char *folder, int (*fn)(const char *path, void *da
     if (0 != stat(folder, &st) || !S_ISDIR(st.st_mode)) {
         return HERD_SUCCESS;
     }
-    lt_dlforeachfile(folder, fn, data);
+    int rc = dl_listing(folder, &st, &paths);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    /* fn runs on a copy, outside the lock: it may look at folders itself */
+    for (size_t i = 0; NULL != paths && NULL != paths[i]; ++i) {
+        if (0 != fn(paths[i], data)) {
+            break;
+        }
+    }
+    dl_free_paths(paths);
     return HERD_SUCCESS;
 }
