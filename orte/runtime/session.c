@@ -137,6 +137,9 @@ typedef struct session {
     uint32_t cap_records;
     uint32_t records_sent; /* to the shepherd, in DONE messages */
     bool mapping_done;
+    /* the only session daemon of its job, whose programs all passed the check: it launched
+     * without waiting for the check's allgather to come back */
+    bool launched_early;
     bool wireup_failed; /* its processes are not started: the job fails */
     bool aborting;
     bool done_sent;
@@ -1455,6 +1458,17 @@ static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbda
     for (uint32_t v = 0; ok && v < result->num_blobs; ++v) {
         ok = 0 == result->blobs[v].len;
     }
+    if (s->launched_early) {
+        /* herdrun has the (empty) check now; only a failed collective is news */
+        if (!ok && !s->aborting) {
+            fprintf(stderr, "session daemon on %s: the start check of job %s failed after the "
+                            "launch (%s): ending the job\n",
+                    s->node_name, s->spec->jobid, opal_strerror(status));
+            s->aborting = true;
+            s->odls->kill_all(s->procs, 0);
+        }
+        return;
+    }
     if (!ok) {
         s->mapping_done = true; /* nothing will be mapped: herdrun reports and closes */
         finish_local(s);
@@ -2243,6 +2257,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto out;
     }
+    bool all_here_fine = 1 == s->launch->num_participants && '\0' == problems[0];
     rc = s->gc->allgather(s->grpcomm, ORTE_SESSION_COLL_CHECK, problems, strlen(problems), check_cb,
                           s);
     free(problems);
@@ -2264,6 +2279,13 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
         fprintf(stderr, "herdd --session on %s: cannot start the wireup of job %s: %s\n",
                 s->node_name, s->spec->jobid, opal_strerror(rc));
         s->wireup_failed = true;
+    }
+    /* This node alone runs the job and found nothing wrong: that is the whole check, so start
+     * now rather than a round trip to herdrun later (its allgather still brings herdrun the
+     * same empty answer, ahead of any message about a process on the same connection). */
+    if (all_here_fine) {
+        s->launched_early = true;
+        map_and_launch(s);
     }
     opal_event_base_loop(s->base, false);
     rc = s->status;
