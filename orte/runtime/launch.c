@@ -27,6 +27,7 @@
 #include "opal/util/output.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/mca/iof/iof.h"
+#include "orte/mca/errmgr/errmgr.h"
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
@@ -1431,6 +1432,22 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         rc = HERD_ERR_SILENT;
         goto out;
     }
+    /* The session daemons of a DVM this herdrun starts (or forks, on this host alone) use the
+     * same installation and selections: one that names no usable component is said here, before
+     * anything starts (the framework says which names exist); a forked session daemon finds
+     * them selected already. A running DVM (--dvm-uri) checks its own. */
+    if (NULL == job->client && HERD_SUCCESS != (rc = orte_odls_base_open())) {
+        fprintf(stderr, "herdrun: no local launcher (odls component) is available: %s\n",
+                opal_strerror(rc));
+        rc = HERD_ERR_SILENT;
+        goto out;
+    }
+    if (NULL == job->client && HERD_SUCCESS != (rc = orte_errmgr_base_open())) {
+        fprintf(stderr, "herdrun: no error manager (errmgr component) is available: %s\n",
+                opal_strerror(rc));
+        rc = HERD_ERR_SILENT;
+        goto out;
+    }
     if (HERD_SUCCESS !=
             (rc = orte_jobmap_nodes_build(inventories, job->launch.slots, job->launch.max_slots,
                                           job->launch.num_candidates, all_pairs, &nodes)) ||
@@ -1841,6 +1858,7 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
         rc = HERD_ERR_SILENT;
         goto out;
     }
+
     if (0 != pipe2(job->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
         rc = HERD_ERR_IN_ERRNO;
         goto out;
@@ -1882,6 +1900,8 @@ out:
             close(job->signal_pipe[i]);
         }
     }
+    orte_errmgr_base_close();
+    orte_odls_base_close();
     orte_grpcomm_base_close();
     orte_overlay_base_close();
     return rc;

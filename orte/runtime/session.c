@@ -18,6 +18,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
+#include "opal/util/fd.h"
 #include "opal/util/output.h"
 #include "opal/util/program_scan.h"
 #include "opal/util/topology.h"
@@ -125,6 +126,9 @@ typedef struct session {
 
     int out_pipe[2]; /* our own stdout and stderr (messages), forwarded to herdrun */
     int err_pipe[2];
+    /* where stdout and stderr went before: what we say before the overlay is up (a bad
+     * selection found at start-up) is written there instead, not lost */
+    int orig_fd[2];
     opal_event_t *out_event;
     opal_event_t *err_event;
     int signal_pipe[2];
@@ -304,6 +308,8 @@ static void drain_pipe(session_t *s, int fd, uint8_t stream)
         chunk[0] = stream;
         if (NULL != s->overlay) {
             s->ovl->send(s->overlay, 0, ORTE_SESSION_TAG_OUTPUT, chunk, (size_t) n + 1);
+        } else if (s->orig_fd[stream - 1] >= 0) {
+            (void) opal_fd_write_all(s->orig_fd[stream - 1], chunk + 1, (size_t) n);
         }
     }
 }
@@ -1747,6 +1753,8 @@ static int redirect_output(session_t *s)
     if (0 != pipe2(s->out_pipe, O_CLOEXEC) || 0 != pipe2(s->err_pipe, O_CLOEXEC)) {
         return HERD_ERR_IN_ERRNO;
     }
+    s->orig_fd[0] = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    s->orig_fd[1] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
     /* the processes inherit fds 1 and 2 (odls dup2s them, clearing close-on-exec) */
     if (dup2(s->out_pipe[1], STDOUT_FILENO) < 0 || dup2(s->err_pipe[1], STDERR_FILENO) < 0) {
         return HERD_ERR_IN_ERRNO;
@@ -2123,6 +2131,9 @@ static void session_release(session_t *s)
         if (s->err_pipe[i] >= 0) {
             close(s->err_pipe[i]);
         }
+        if (s->orig_fd[i] >= 0) {
+            close(s->orig_fd[i]);
+        }
     }
     if (NULL != s->base) {
         opal_event_base_free(s->base);
@@ -2157,6 +2168,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
     s->iof_sock = iof_sock;
     s->stdin_fd = stdin_fd;
     s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
+    s->orig_fd[0] = s->orig_fd[1] = -1;
     s->signal_pipe[0] = s->signal_pipe[1] = -1;
     s->status = HERD_SUCCESS;
 
@@ -2293,10 +2305,9 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
 out:
     fflush(stdout);
     fflush(stderr);
-    if (NULL != s->overlay) {
-        drain_pipe(s, s->out_pipe[0], 1);
-        drain_pipe(s, s->err_pipe[0], 2);
-    }
+    /* to herdrun, or where they went before when the overlay never came up */
+    drain_pipe(s, s->out_pipe[0], 1);
+    drain_pipe(s, s->err_pipe[0], 2);
     session_release(s);
     signal_fd = -1;
     return HERD_SUCCESS == rc ? 0 : 1;

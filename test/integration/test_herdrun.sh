@@ -484,6 +484,26 @@ expect_err "--map-by bogus: the error names the option and the value" \
 expect_not_started "--map-by bogus" "$dir/marker"
 check_clean "--map-by bogus"
 
+# a selection that names no component: said by herdrun before anything starts, on this host
+# alone (a forked session daemon) and on a DVM herdrun starts
+for where in local sim; do
+    args=""
+    [ "$where" = sim ] && args="$SIM 2"
+    for fw in errmgr odls; do
+        fresh "bad$fw$where"
+        # word splitting of $args is intended
+        # shellcheck disable=SC2086
+        herdrun $args --mca "$fw" bogus -n 2 "$BIN/touch.sh" "$dir/marker"
+        expect_rc "--mca $fw bogus ($where): exit 1" 1
+        expect_err "--mca $fw bogus ($where): the error names the value and what exists" \
+            "selection names a component that does not exist: \"bogus\""
+        expect_err "--mca $fw bogus ($where): herdrun says what is missing" \
+            "herdrun: no .*\\($fw component\\) is available"
+        expect_not_started "--mca $fw bogus ($where)" "$dir/marker"
+        check_clean "--mca $fw bogus ($where)"
+    done
+done
+
 # --- 12. Mapping policies: where each rank ran ----------------------------------------------
 # placement WHAT EXPECTED ARGS...: run rankenv.sh with ARGS and --display-map on 3 nodes of 4
 # slots. The map must be EXPECTED ("rank node local" lines, ";"-separated), and the processes
