@@ -108,6 +108,11 @@ install_check() {
 # VERBOSE=yes: a failing test's log is printed into the stage's log, which outlives the
 # distcheck tree (removed when the next distcheck starts).
 distcheck() { make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1" VERBOSE=yes; }
+# The same with no test run: the tarball builds, installs and uninstalls that way (the tests of
+# that configuration ran from the source tree, and the tarball's tests in the first distcheck).
+distcheck_build_only() {
+    make -C _build distcheck DISTCHECK_CONFIGURE_FLAGS="$1" VERBOSE=yes TESTS=
+}
 
 # The unit tests of a build (the programs the wireup tests start first), without integration.
 unit_check() { make -C "$1/test/programs" check && make -C "$1/test/unit" check -j"$(nproc)"; }
@@ -134,7 +139,8 @@ stage "make install / uninstall" install_check
 if [ "$QUICK" = no ]; then
     stage "valgrind unit tests (DSO build)" valgrind_check _build
     stage "make distcheck" distcheck ""
-    stage "make distcheck (static components)" distcheck "--enable-static-components"
+    stage "make distcheck (static components; builds, installs, no test run)" \
+        distcheck_build_only "--enable-static-components"
     # the harnesses of run.sh, 15 s each
     stage "fuzz smoke: buffers, hostfile, Slurm lists, launch messages, wireup messages (15 s each)" sh test/fuzz/run.sh 15
     stage "fuzz smoke: overlay frames (20 s)" sh test/fuzz/run_overlay.sh 20
