@@ -59,10 +59,9 @@ count_tests() {
 
 make_check() { make -C "$1" check -j"$(nproc)"; }
 
-# Unit tests again under valgrind: no invalid access, no definite leak. Valgrind follows no
-# clone that shares memory without CLONE_VFORK, so odls waits for each exec there.
+# Unit tests again under valgrind: no invalid access, no definite leak.
 valgrind_check() {
-    HERD_MCA_odls_default_wait_exec=1 make -C "$1/test/unit" check \
+    make -C "$1/test/unit" check \
         LOG_COMPILER="$TOP/$1/libtool" \
         AM_LOG_FLAGS="--mode=execute valgrind -q --child-silent-after-fork=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$TOP/test/valgrind.supp"
 }

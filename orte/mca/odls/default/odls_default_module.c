@@ -152,10 +152,42 @@ static long odls_child_sys(long nr, long a, long b, long c, long d)
 }
 #endif
 
-/* the kernel's sigaction, all zero: SIG_DFL, no flags, no restorer, nothing masked */
+#if ODLS_DEFAULT_ASYNC_CLONE
+/* the kernel's sigaction on both, all zero: SIG_DFL, no flags, no restorer, nothing masked */
 static const unsigned long odls_child_default_action[4];
-/* the kernel's signal set (64 signals), empty */
+/* the kernel's signal set on both (64 signals), empty */
 static const unsigned long odls_child_no_signals;
+
+static void odls_child_default_signal(int signo)
+{
+    odls_child_sys(SYS_rt_sigaction, signo, (long) odls_child_default_action, 0,
+                   sizeof(odls_child_no_signals));
+}
+
+static void odls_child_unblock_signals(void)
+{
+    odls_child_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long) &odls_child_no_signals, 0,
+                   sizeof(odls_child_no_signals));
+}
+#else
+/* the caller waits for the exec here: libc, which knows this CPU's kernel structures, may set
+ * the caller's errno */
+static void odls_child_default_signal(int signo)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(signo, &dfl, NULL);
+}
+
+static void odls_child_unblock_signals(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+#endif
 
 static void __attribute__((noreturn)) odls_child_exit(int code)
 {
@@ -207,8 +239,7 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
      * cleared below (these are the child's own: it does not share the daemon's handlers). */
     for (int signo = 1; signo < NSIG; ++signo) {
         if (SIGKILL != signo && SIGSTOP != signo) {
-            odls_child_sys(SYS_rt_sigaction, signo, (long) odls_child_default_action, 0,
-                           sizeof(odls_child_no_signals));
+            odls_child_default_signal(signo);
         }
     }
 
@@ -258,8 +289,7 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
                              0)) < 0) {
         odls_default_child_fail(report_fd, ODLS_CHILD_BIND, rc);
     }
-    odls_child_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long) &odls_child_no_signals, 0,
-                   sizeof(odls_child_no_signals));
+    odls_child_unblock_signals();
     rc = odls_child_sys(SYS_execve, (long) plan->program, (long) plan->argv, (long) plan->env, 0);
     odls_default_child_fail(report_fd, ODLS_CHILD_EXEC, rc);
 }
@@ -961,6 +991,15 @@ static size_t odls_default_num_alive(const orte_odls_t *odls)
 /* ------------------------------------------------------------------------------------------ */
 /* instances */
 
+/* Valgrind follows no clone that shares memory without CLONE_VFORK: it stops the program. It
+ * preloads its vgpreload_*.so into the programs it runs (herdrun and its forked session daemon
+ * included), which is how we know. */
+static bool odls_default_under_valgrind(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    return NULL != preload && NULL != strstr(preload, "/vgpreload_");
+}
+
 static int odls_default_create(opal_event_base_t *base, const orte_odls_callbacks_t *callbacks,
                                orte_odls_t **instance)
 {
@@ -986,7 +1025,8 @@ static int odls_default_create(opal_event_base_t *base, const orte_odls_callback
     if (HERD_SUCCESS != rc) {
         goto err_timer;
     }
-    odls->wait_exec = orte_odls_default_wait_exec || !ODLS_DEFAULT_ASYNC_CLONE;
+    odls->wait_exec =
+        orte_odls_default_wait_exec || !ODLS_DEFAULT_ASYNC_CLONE || odls_default_under_valgrind();
     *instance = odls;
     return HERD_SUCCESS;
 
