@@ -1602,6 +1602,10 @@ out:
     opal_buffer_destruct(&message);
     orte_jobmap_nodes_destruct(&nodes);
     orte_rmaps_base_close();
+    if (NULL == job->client) {
+        orte_errmgr_base_close();
+        orte_odls_base_close();
+    }
     free(apps);
     free(inventories);
     opal_argv_free(all_pairs);
@@ -1907,8 +1911,6 @@ out:
             close(job->signal_pipe[i]);
         }
     }
-    orte_errmgr_base_close();
-    orte_odls_base_close();
     orte_grpcomm_base_close();
     orte_overlay_base_close();
     return rc;
