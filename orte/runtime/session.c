@@ -1188,6 +1188,12 @@ static int start_wireup(session_t *s);
  * start it now, and tell it the namespaces mapped before this one. */
 static int start_skipped_wireup(session_t *s, const nsjob_t *current)
 {
+    if (s->wireup_output >= 0) {
+        opal_output_verbose(1, s->wireup_output,
+                            "wireup on %s: a spawn brings processes that may use a wireup: "
+                            "starting it now",
+                            s->node_name);
+    }
     s->wireup_skipped = false;
     int rc = start_wireup(s);
     for (uint32_t k = 0; HERD_SUCCESS == rc && NULL != s->wireup && k < s->num_jobs; ++k) {

@@ -236,6 +236,19 @@ check_clean "wireup_base_verbose"
 run_ok "leaf on 3 simulated nodes" $SIM 3 -n 6 --map-by node "$PRINTENV" HERD_RANK
 expect_eq "leaf on 3 simulated nodes: every rank runs" "$(sort "$OUT" | tr '\n' ' ')" \
     "0 1 2 3 4 5 "
+# A spawn onto a node whose programs were all leaves: that node started no wireup, and starts it
+# for the spawned processes (a PMIx client that spawns without a fence first: an MPI program's
+# MPI_Init would wait for the leaf too). 1 slot per node puts the leaf alone on sim0002, and the
+# two spawned processes go one to each node.
+run_ok "spawn onto a node of leaves" $SIM 2 --mca ras_simulator_slots 1 --oversubscribe \
+    --mca wireup_base_verbose 5 -n 1 "$PMIX_CLIENT" spawn 2 : -n 1 /bin/sleep 1
+expect_out "spawn onto a node of leaves: the parent's spawn returns" "^pmix_client spawned 2$"
+expect_eq "spawn onto a node of leaves: both spawned processes ran their PMIx client" \
+    "$(count_out '^pmix_client rank [01] ok$')" 2
+expect_err "spawn onto a node of leaves: that node had started no wireup" \
+    "wireup on sim0002: no program of job .* can use a wireup"
+expect_err "spawn onto a node of leaves: it starts the wireup for the spawn" \
+    "wireup on sim0002: a spawn brings processes that may use a wireup: starting it now"
 herdrun_bg --mca wireup bogus -n 1 /bin/true
 herdrun_wait "$HERDRUN_LIMIT"
 expect_fail "--mca wireup bogus: refused"

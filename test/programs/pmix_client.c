@@ -2,9 +2,13 @@
  * collects data, the job size and local peers, every peer's key, PMIx_Finalize. Prints
  * "pmix_client rank R ok" and exits 0, or says what went wrong and exits 1. With "abort",
  * rank 1 calls PMIx_Abort(6) after the fence; with "nofinalize" the last rank leaves without
- * PMIx_Finalize ("bare-nofinalize": the same, with no put, fence or get before). With "cleanup DIR", each rank makes DIR/file.R and DIR/tree.R/sub/leaf, asks
- * the server to remove both when it ends (as Open MPI does for its shared-memory files), waits
- * for the others to have done so, and kills itself: only the server can remove them. */
+ * PMIx_Finalize ("bare-nofinalize": the same, with no put, fence or get before; "bare": no
+ * put, fence or get, and every rank finalizes). With "spawn N", rank 0 spawns N copies of this
+ * program in "bare" mode (PMIx_Spawn, no fence before: it does not wait for the job's other
+ * processes) and prints "pmix_client spawned N" once they run. With "cleanup DIR", each rank
+ * makes DIR/file.R and DIR/tree.R/sub/leaf, asks the server to remove both when it ends (as
+ * Open MPI does for its shared-memory files), waits for the others to have done so, and kills
+ * itself: only the server can remove them. */
 #include <pmix.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,8 +77,28 @@ int main(int argc, char **argv)
     PMIX_VALUE_RELEASE(val);
     check(PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val), "PMIx_Get(PMIX_LOCAL_PEERS)");
     PMIX_VALUE_RELEASE(val);
-    if (0 == strcmp(mode, "bare-nofinalize")) {
-        if (me.rank == size - 1) {
+    if (0 == strcmp(mode, "spawn") && argc > 2) {
+        if (0 == me.rank) {
+            pmix_app_t *app;
+            char nspace[PMIX_MAX_NSLEN + 1];
+            PMIX_APP_CREATE(app, 1);
+            app->cmd = strdup(argv[0]);
+            app->argv = calloc(3, sizeof(char *));
+            if (NULL == app->cmd || NULL == app->argv || NULL == (app->argv[0] = strdup(argv[0])) ||
+                NULL == (app->argv[1] = strdup("bare"))) {
+                fprintf(stderr, "pmix_client rank %u: out of memory\n", me.rank);
+                return 1;
+            }
+            app->maxprocs = atoi(argv[2]);
+            check(PMIx_Spawn(NULL, 0, app, 1, nspace), "PMIx_Spawn");
+            PMIX_APP_FREE(app, 1);
+            printf("pmix_client spawned %s\n", argv[2]);
+        }
+        check(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+        return 0;
+    }
+    if (0 == strcmp(mode, "bare-nofinalize") || 0 == strcmp(mode, "bare")) {
+        if (0 == strcmp(mode, "bare-nofinalize") && me.rank == size - 1) {
             return 0;
         }
         check(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
