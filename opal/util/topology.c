@@ -96,13 +96,13 @@ static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
 static hwloc_topology_t loaded;
 static unsigned long long loaded_cpus;
 
-static int load_uncached(hwloc_topology_t *topology);
+static int load_uncached(hwloc_topology_t *topology, bool file_cache);
 
 int opal_topology_load_local(hwloc_topology_t *topology)
 {
     const char *use = getenv("HERD_TOPOLOGY_CACHE");
     if (NULL != use && 0 == strcmp(use, "0")) {
-        return load_uncached(topology);
+        return load_uncached(topology, false);
     }
     unsigned long long cpus = cpuset_hash();
     int rc = HERD_SUCCESS;
@@ -112,7 +112,7 @@ int opal_topology_load_local(hwloc_topology_t *topology)
         loaded = NULL;
     }
     if (NULL == loaded) {
-        rc = load_uncached(&loaded);
+        rc = load_uncached(&loaded, true);
         if (HERD_SUCCESS != rc) {
             loaded = NULL;
         }
@@ -125,12 +125,11 @@ int opal_topology_load_local(hwloc_topology_t *topology)
     return rc;
 }
 
-static int load_uncached(hwloc_topology_t *topology)
+/* Discovered, or read from the file cache when file_cache (and written there after a discovery). */
+static int load_uncached(hwloc_topology_t *topology, bool file_cache)
 {
     char path[1024];
-    const char *use = getenv("HERD_TOPOLOGY_CACHE");
-    bool cached =
-        !(NULL != use && 0 == strcmp(use, "0")) && HERD_SUCCESS == cache_path(path, sizeof(path));
+    bool cached = file_cache && HERD_SUCCESS == cache_path(path, sizeof(path));
     if (cached && HERD_SUCCESS == load_xml_file(path, topology)) {
         return HERD_SUCCESS;
     }

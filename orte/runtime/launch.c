@@ -1436,17 +1436,18 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
      * same installation and selections: one that names no usable component is said here, before
      * anything starts (the framework says which names exist); a forked session daemon finds
      * them selected already. A running DVM (--dvm-uri) checks its own. */
-    if (NULL == job->client && HERD_SUCCESS != (rc = orte_odls_base_open())) {
-        fprintf(stderr, "herdrun: no local launcher (odls component) is available: %s\n",
-                opal_strerror(rc));
-        rc = HERD_ERR_SILENT;
-        goto out;
-    }
-    if (NULL == job->client && HERD_SUCCESS != (rc = orte_errmgr_base_open())) {
-        fprintf(stderr, "herdrun: no error manager (errmgr component) is available: %s\n",
-                opal_strerror(rc));
-        rc = HERD_ERR_SILENT;
-        goto out;
+    if (NULL == job->client) {
+        const char *missing = NULL;
+        if (HERD_SUCCESS != (rc = orte_odls_base_open())) {
+            missing = "local launcher (odls component)";
+        } else if (HERD_SUCCESS != (rc = orte_errmgr_base_open())) {
+            missing = "error manager (errmgr component)";
+        }
+        if (NULL != missing) {
+            fprintf(stderr, "herdrun: no %s is available: %s\n", missing, opal_strerror(rc));
+            rc = HERD_ERR_SILENT;
+            goto out;
+        }
     }
     if (HERD_SUCCESS !=
             (rc = orte_jobmap_nodes_build(inventories, job->launch.slots, job->launch.max_slots,
