@@ -1506,13 +1506,6 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         orte_dvm_root_set_job_error_cb(job->dvm, NULL, NULL);
         orte_dvm_root_set_signal_cb(job->dvm, NULL, NULL);
     }
-    if (NULL != job->overlay) {
-        /* Goodbye now, not after our own tidying up: the job is over (every session daemon
-         * reported and sent its last output), so they end while we print and free. */
-        job->ovl->finalize(job->overlay);
-        job->overlay = NULL;
-        opal_event_base_poll(job->base);
-    }
     if (!job->finished) {
         /* the loop ended under us: the DVM failed (it said why) and took the job with it */
         if (0 == job->exit_status) {
