@@ -81,7 +81,7 @@ typedef struct ompi_btl_module {
  * own library: what it needs of libherd comes through the tables below, so it holds no
  * reference to a libherd symbol (libherd exports only herd_*, and keeps opal hidden). */
 
-#ifndef OMPI_BTL_DSO_ABI_VERSION /* a unit test builds a stub DSO for another version */
+#ifndef OMPI_BTL_DSO_ABI_VERSION /* a unit test builds a stand-in DSO for another version */
 #define OMPI_BTL_DSO_ABI_VERSION 1u
 #endif
 
