@@ -1863,7 +1863,6 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
         rc = HERD_ERR_SILENT;
         goto out;
     }
-
     if (0 != pipe2(job->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
         rc = HERD_ERR_IN_ERRNO;
         goto out;

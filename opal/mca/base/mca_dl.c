@@ -14,6 +14,7 @@
 #include <ltdl.h>
 
 #include "opal/mca/base/mca_dl.h"
+#include "opal/util/argv.h"
 
 static pthread_once_t dl_once = PTHREAD_ONCE_INIT;
 static int dl_init_status = HERD_SUCCESS;
@@ -150,8 +151,7 @@ typedef struct {
     dev_t dev;
     ino_t ino;
     struct timespec mtime;
-    char **paths; /* NULL-terminated, as lt_dlforeachfile gave them */
-    size_t count;
+    char **paths; /* as lt_dlforeachfile gave them (an argv; NULL: none) */
 } dl_listing_t;
 
 static pthread_mutex_t dl_listing_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -160,38 +160,20 @@ static size_t dl_num_listings;
 
 typedef struct {
     char **paths;
-    size_t count;
     bool failed;
 } dl_collect_t;
 
 static int dl_collect(const char *path, void *data)
 {
     dl_collect_t *c = data;
-    char **grown = realloc(c->paths, (c->count + 2) * sizeof(*grown));
-    char *copy = strdup(path);
-    if (NULL == grown || NULL == copy) {
-        free(copy);
-        if (NULL != grown) {
-            c->paths = grown;
-        }
+    if (HERD_SUCCESS != opal_argv_append(&c->paths, path)) {
         c->failed = true;
         return 1;
     }
-    c->paths = grown;
-    c->paths[c->count++] = copy;
-    c->paths[c->count] = NULL;
     return 0;
 }
 
-static void dl_free_paths(char **paths)
-{
-    for (size_t i = 0; NULL != paths && NULL != paths[i]; ++i) {
-        free(paths[i]);
-    }
-    free(paths);
-}
-
-/* A copy of folder's listing (caller frees with dl_free_paths; NULL: empty), read from the
+/* A copy of folder's listing (caller frees with opal_argv_free; NULL: empty), read from the
  * folder unless it is unchanged since the last time; HERD_ERR_OUT_OF_RESOURCE. */
 static int dl_listing(const char *folder, const struct stat *st, char ***out)
 {
@@ -209,7 +191,7 @@ static int dl_listing(const char *folder, const struct stat *st, char ***out)
         dl_collect_t c = {0};
         lt_dlforeachfile(folder, dl_collect, &c);
         if (c.failed) {
-            dl_free_paths(c.paths);
+            opal_argv_free(c.paths);
             rc = HERD_ERR_OUT_OF_RESOURCE;
             goto out;
         }
@@ -221,7 +203,7 @@ static int dl_listing(const char *folder, const struct stat *st, char ***out)
                     dl_listings = grown;
                 }
                 free(name);
-                dl_free_paths(c.paths);
+                opal_argv_free(c.paths);
                 rc = HERD_ERR_OUT_OF_RESOURCE;
                 goto out;
             }
@@ -229,26 +211,15 @@ static int dl_listing(const char *folder, const struct stat *st, char ***out)
             l = &dl_listings[dl_num_listings++];
             *l = (dl_listing_t){.folder = name};
         }
-        dl_free_paths(l->paths);
+        opal_argv_free(l->paths);
         l->paths = c.paths;
-        l->count = c.count;
         l->dev = st->st_dev;
         l->ino = st->st_ino;
         l->mtime = st->st_mtim;
     }
-    *out = NULL;
-    if (l->count > 0) {
-        char **copy = calloc(l->count + 1, sizeof(*copy));
-        for (size_t i = 0; NULL != copy && i < l->count; ++i) {
-            if (NULL == (copy[i] = strdup(l->paths[i]))) {
-                dl_free_paths(copy);
-                copy = NULL;
-            }
-        }
-        if (NULL == copy) {
-            rc = HERD_ERR_OUT_OF_RESOURCE;
-        }
-        *out = copy;
+    *out = opal_argv_copy(l->paths);
+    if (NULL != l->paths && NULL == *out) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
     }
 out:
     pthread_mutex_unlock(&dl_listing_lock);
@@ -278,6 +249,6 @@ int opal_mca_dl_foreach(const char *folder, int (*fn)(const char *path, void *da
             break;
         }
     }
-    dl_free_paths(paths);
+    opal_argv_free(paths);
     return HERD_SUCCESS;
 }
