@@ -427,6 +427,17 @@ expect_eq "--report-usage: one table row per rank" \
     "$(grep -cE '^ +[0-3] +sim000[12] +[0-9]+ +exit 0 ' "$OUT")" 4
 check_clean "--report-usage"
 
+# written when the job ends: a place it cannot go is said first, and nothing runs
+fresh report-unwritable
+herdrun $SIM 2 --mca ras_simulator_slots 2 --report-usage="$WORK/no-such-folder/usage.json" \
+    -n 2 "$BIN/survivor.sh" "$dir"
+expect_rc "--report-usage=FILE in a missing folder: exit 1" 1
+expect_err "--report-usage=FILE in a missing folder: says where and why" \
+    "--report-usage=.*/no-such-folder/usage.json: the report could not be written there \\(its folder does not exist\\)"
+expect_eq "--report-usage=FILE in a missing folder: nothing was started" \
+    "$(count_files "$dir" "")" 0
+check_clean "--report-usage=FILE in a missing folder"
+
 herdrun $SIM 3 --mca ras_simulator_slots 2 --display-map -n 6 true
 expect_rc "--display-map: exit 0" 0
 expect_eq "--display-map lists every rank once" "$(map_of | awk '{ print $1 }' | tr '\n' ' ')" \

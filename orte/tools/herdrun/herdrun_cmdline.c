@@ -3,9 +3,11 @@
 #include "herd_config.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
@@ -269,6 +271,41 @@ static int herdrun_job_value(const char *option, const char *value, char **slot)
         return HERD_ERR_SILENT;
     }
     return HERD_SUCCESS;
+}
+
+/* The usage report is written when the job ends: a place it cannot be written to is said now,
+ * before anything starts, rather than after a long job. */
+static int herdrun_check_report_file(const char *path)
+{
+    struct stat st;
+    const char *why = NULL;
+    char *copy = NULL;
+    if (0 == stat(path, &st)) {
+        if (S_ISDIR(st.st_mode)) {
+            why = "it is a folder";
+        } else if (0 != access(path, W_OK)) {
+            why = strerror(errno);
+        }
+    } else if (ENOENT != errno) {
+        why = strerror(errno);
+    } else {
+        /* a new file: its folder must exist and take it */
+        copy = strdup(path);
+        if (NULL == copy) {
+            return herdrun_no_memory();
+        }
+        const char *folder = dirname(copy);
+        if (0 != stat(folder, &st)) {
+            why = ENOENT == errno ? "its folder does not exist" : strerror(errno);
+        } else if (0 != access(folder, W_OK | X_OK)) {
+            why = strerror(errno);
+        }
+    }
+    if (NULL != why) {
+        opal_show_help(HERDRUN_HELP_FILE, "report-usage-unwritable", false, path, why);
+    }
+    free(copy);
+    return NULL != why ? HERD_ERR_SILENT : HERD_SUCCESS;
 }
 
 static int herdrun_cwd(herdrun_parse_t *parse, const char **cwd)
@@ -549,6 +586,10 @@ static int herdrun_read_job_options(herdrun_parse_t *parse, int index)
         if (HERD_SUCCESS != rc) {
             return rc;
         }
+    }
+    if (NULL != job->report_usage_file &&
+        HERD_SUCCESS != (rc = herdrun_check_report_file(job->report_usage_file))) {
+        return rc;
     }
     for (int i = 0; i < opal_cmd_line_count(cmd, "mca"); i++) {
         rc = herdrun_job_mca(job, opal_cmd_line_get(cmd, "mca", i, 0),

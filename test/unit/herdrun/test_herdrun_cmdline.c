@@ -436,6 +436,12 @@ static void test_report_usage(void **state)
     parse_fails("--report-usage= ./a", NULL, "--report-usage= names no file", NULL);
     parse_fails("--report-usage=a.json --report-usage=b.json ./a", NULL,
                 "--report-usage is given twice", NULL);
+    /* written at the job's end: a place it cannot go is said before the job starts */
+    parse_fails("--report-usage=/nonexistent-herd-folder/usage.json ./a", NULL,
+                "--report-usage=/nonexistent-herd-folder/usage.json", "its folder does not exist",
+                "the job was not started", NULL);
+    parse_fails("--report-usage=/ ./a", NULL, "it is a folder", NULL);
+    parse_fails("--report-usage=/etc/hostname/usage.json ./a", NULL, "Not a directory", NULL);
 }
 
 static void test_verbose(void **state)
