@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
+#include "opal/mca/opal_frameworks.h"
 #include "opal/util/argv.h"
 #include "opal/util/fd.h"
 #include "opal/util/output.h"
@@ -29,6 +30,7 @@
 #include "orte/mca/iof/iof.h"
 #include "orte/mca/errmgr/errmgr.h"
 #include "orte/mca/odls/odls.h"
+#include "orte/mca/orte_frameworks.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
 #include "orte/runtime/dvm_tool.h"
@@ -1370,6 +1372,26 @@ static int open_sink(job_t *job)
 
 static int start_job(job_t *job, const opal_buffer_t *message);
 
+/* A setting under a framework herdrun itself uses that no variable knows is most likely a typo
+ * (--mca odls_defualt_wait_exec): said before the job starts, with the closest name. Settings
+ * of the frameworks only the processes open (btl, wireup, ...) are theirs to read. */
+static void check_unknown_settings(void)
+{
+    opal_mca_framework_t *all[] = {HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS NULL};
+    const char *prefixes[sizeof(all) / sizeof(all[0]) + 3];
+    size_t n = 0;
+    for (size_t i = 0; NULL != all[i]; ++i) {
+        /* a framework loading only its selection does not know its other components' names */
+        if (all[i]->registered && !all[i]->load_selected_only) {
+            prefixes[n++] = all[i]->name;
+        }
+    }
+    prefixes[n++] = "herdrun";
+    prefixes[n++] = "mca_base";
+    prefixes[n] = NULL;
+    (void) opal_mca_var_check_unknown_under(prefixes);
+}
+
 static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_options_t *options,
                       int *exit_status)
 {
@@ -1479,6 +1501,7 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
                job->launch.num_candidates, job->launch.num_participants);
         fflush(stdout);
     }
+    check_unknown_settings();
     if (!launching) {
         *exit_status = 0;
         rc = HERD_SUCCESS;

@@ -515,6 +515,30 @@ for where in local sim; do
     done
 done
 
+# a misspelt variable of a framework herdrun uses is said (with the closest name), and the job
+# runs; the processes' own frameworks (btl, wireup) are not herdrun's to judge
+for where in local sim; do
+    args=""
+    [ "$where" = sim ] && args="$SIM 2"
+    fresh "typo$where"
+    # word splitting of $args is intended
+    # shellcheck disable=SC2086
+    HERD_MCA_rmaps_base_verbos=1 herdrun $args --mca odls_default_wait_exe 1 \
+        --mca btl_tcp_anything 1 --mca wireup_anything 1 -n 2 "$BIN/touch.sh" "$dir/marker"
+    expect_rc "a misspelt --mca name ($where): the job still runs, exit 0" 0
+    expect_err "a misspelt --mca name ($where): said, with the closest name" \
+        "odls_default_wait_exe is not a variable"
+    expect_eq "a misspelt --mca name ($where): the closest name is suggested" \
+        "$(grep -c 'Did you mean odls_default_wait_exec?' "$ERR")" 1
+    expect_err "a misspelt HERD_MCA_ name ($where): said, naming the environment" \
+        "set from the environment \\(HERD_MCA_rmaps_base_verbos\\)"
+    expect_eq "btl_ and wireup_ names are left to the processes ($where)" \
+        "$(grep -c 'btl_tcp_anything\|wireup_anything' "$ERR")" 0
+    expect_eq "a misspelt --mca name ($where): both processes ran" \
+        "$(grep -c started "$dir/marker" 2>&1)" 2
+    check_clean "a misspelt --mca name ($where)"
+done
+
 # --- 12. Mapping policies: where each rank ran ----------------------------------------------
 # placement WHAT EXPECTED ARGS...: run rankenv.sh with ARGS and --display-map on 3 nodes of 4
 # slots. The map must be EXPECTED ("rank node local" lines, ";"-separated), and the processes

@@ -1582,22 +1582,39 @@ const char *opal_mca_var_source_name(opal_mca_var_source_t source)
  * Unknown names
  * ------------------------------------------------------------------------------------------- */
 
-static bool mca_var_has_skipped_prefix(const char *name, const char *const *skip_prefixes)
+/* Whether name is under one of prefixes ("odls" covers "odls" and "odls_..."). */
+static bool mca_var_has_prefix(const char *name, const char *const *prefixes)
 {
-    if (NULL == skip_prefixes) {
+    if (NULL == prefixes) {
         return false;
     }
-    for (size_t i = 0; NULL != skip_prefixes[i]; i++) {
-        size_t len = strlen(skip_prefixes[i]);
+    for (size_t i = 0; NULL != prefixes[i]; i++) {
+        size_t len = strlen(prefixes[i]);
 
-        if (0 == strncmp(name, skip_prefixes[i], len) && ('\0' == name[len] || '_' == name[len])) {
+        if (0 == strncmp(name, prefixes[i], len) && ('\0' == name[len] || '_' == name[len])) {
             return true;
         }
     }
     return false;
 }
 
+static int mca_var_check_unknown(const char *const *skip_prefixes,
+                                 const char *const *only_prefixes);
+
 int opal_mca_var_check_unknown(const char *const *skip_prefixes)
+{
+    return mca_var_check_unknown(skip_prefixes, NULL);
+}
+
+int opal_mca_var_check_unknown_under(const char *const *prefixes)
+{
+    static const char *const none[] = {NULL};
+    return mca_var_check_unknown(NULL, NULL != prefixes ? prefixes : none);
+}
+
+/* only_prefixes NULL: every name not under skip_prefixes. */
+static int mca_var_check_unknown(const char *const *skip_prefixes,
+                                 const char *const *only_prefixes)
 {
     char **candidates;
     char **seen = NULL;
@@ -1622,7 +1639,8 @@ int opal_mca_var_check_unknown(const char *const *skip_prefixes)
         const char *suggestion;
 
         if (OPAL_MCA_VAR_SOURCE_SET == mca_var_registry.settings[i].source ||
-            opal_mca_var_find(name) >= 0 || mca_var_has_skipped_prefix(name, skip_prefixes) ||
+            opal_mca_var_find(name) >= 0 || mca_var_has_prefix(name, skip_prefixes) ||
+            (NULL != only_prefixes && !mca_var_has_prefix(name, only_prefixes)) ||
             opal_argv_find(seen, name) >= 0) {
             continue;
         }

@@ -121,5 +121,9 @@ OPAL_EXPORT int opal_mca_var_parse(opal_mca_var_type_t type,
  * under a framework prefix in skip_prefixes (e.g. frameworks this program never opened) are not
  * checked. Returns the number of unknown names. */
 OPAL_EXPORT int opal_mca_var_check_unknown(const char *const *skip_prefixes);
+/* The same for the names under one of prefixes only (NULL-terminated): a program that passes
+ * settings on to others (herdrun: to the processes it starts) checks the frameworks it uses
+ * itself, and leaves the others' names alone. */
+OPAL_EXPORT int opal_mca_var_check_unknown_under(const char *const *prefixes);
 
 #endif /* OPAL_MCA_VAR_H */

@@ -1291,6 +1291,38 @@ static void test_unknown_names(void **state)
     free(file);
 }
 
+/* Only the names under the given prefixes are checked: those of frameworks the program uses. */
+static void test_unknown_names_under(void **state)
+{
+    static int port;
+    char *out;
+    const char *const under_fabric[] = {"fabric", NULL};
+
+    port = 0;
+
+    setenv("HERD_MCA_fabric_tcp_prot", "1", 1);
+    setenv("HERD_MCA_btl_tcp_anything", "1", 1);
+    test_init();
+    opal_mca_var_register(&tcp_component, "port", NULL, OPAL_MCA_VAR_INT, &port);
+    assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("fabricx_port", "1"));
+
+    herd_test_capture_start(&stderr_capture);
+    assert_int_equal(1, opal_mca_var_check_unknown_under(under_fabric));
+    out = herd_test_capture_stop(&stderr_capture);
+    assert_contains(out, "fabric_tcp_prot is not a variable");
+    assert_contains(out, "Did you mean fabric_tcp_port?");
+    assert_null(strstr(out, "btl_tcp_anything"));
+    assert_null(strstr(out, "fabricx_port"));
+    free(out);
+
+    /* no prefix: nothing is checked */
+    herd_test_capture_start(&stderr_capture);
+    assert_int_equal(0, opal_mca_var_check_unknown_under(NULL));
+    out = herd_test_capture_stop(&stderr_capture);
+    assert_string_equal("", out);
+    free(out);
+}
+
 static void test_unknown_name_without_suggestion(void **state)
 {
     static int port;
@@ -1410,6 +1442,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_synonym_loses_to_new_name_in_same_source, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_unknown_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_names_under, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_name_without_suggestion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_finalize_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_component, setup, teardown),
