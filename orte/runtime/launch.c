@@ -1478,6 +1478,14 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         HERD_SUCCESS != (rc = plan_job(job, &nodes, apps))) {
         goto out;
     }
+    if (spec->stdin_target >= 0 && (uint32_t) spec->stdin_target >= job->num_procs) {
+        fprintf(stderr,
+                "herdrun: --stdin %d names no process of the job: it has %u (ranks 0 to %u), so "
+                "it was not started. Give one of those ranks, all, or none.\n",
+                (int) spec->stdin_target, job->num_procs, job->num_procs - 1);
+        rc = HERD_ERR_SILENT;
+        goto out;
+    }
     job->size = job->launch.num_participants + 1;
     job->eof = calloc(job->size, sizeof(*job->eof));
     if (NULL == job->eof) {

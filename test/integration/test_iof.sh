@@ -196,6 +196,20 @@ expect_eq "--stdin 2 on 3 simulated nodes: rank 2 reads the whole input, the oth
     "$(sums)" "0 $EMPTY;1 $EMPTY;2 $SUM;"
 check_clean "--stdin 2 on 3 simulated nodes"
 
+# a rank the job does not have: said before anything starts (no rank would read the input)
+for where in local sim; do
+    args="--oversubscribe"
+    [ "$where" = sim ] && args="$SIM 3 --mca ras_simulator_slots 1 --map-by node"
+    # word splitting of $args is intended
+    # shellcheck disable=SC2086
+    herdrun_piped "$WORK/in.bin" $args --stdin 3 -n 3 "$BIN/ckranks.sh"
+    expect_rc "--stdin 3 of 3 processes ($where): exit 1" 1
+    expect_err "--stdin 3 of 3 processes ($where): says which ranks exist" \
+        "--stdin 3 names no process of the job: it has 3 \\(ranks 0 to 2\\)"
+    expect_eq "--stdin 3 of 3 processes ($where): nothing ran" "$(sums)" ""
+    check_clean "--stdin 3 of 3 processes ($where)"
+done
+
 herdrun_piped "$WORK/in.bin" $SIM 2 --mca ras_simulator_slots 1 --map-by node --stdin none -n 2 \
     "$BIN/ckranks.sh"
 expect_rc "--stdin none: exit 0" 0
