@@ -55,6 +55,14 @@ herd_dvm --shutdown --dvm-uri "$uri"
 expect_fail "--shutdown of a DVM that is gone fails"
 expect_err "and says the contact file cannot be read" "cannot read the DVM contact file"
 
+# A contact file that cannot be written: said before any daemon starts.
+herd_dvm $SIM 3 --daemonize --report-uri "$WORK/no-such-folder/dvm.uri"
+expect_rc "--report-uri in a missing folder: exit 1" 1
+expect_err "--report-uri in a missing folder: says where and why" \
+    "--report-uri .*/no-such-folder/dvm.uri: the contact file could not be written there \\(its folder does not exist\\), so no"
+expect_eq "--report-uri in a missing folder: no DVM was started" "$(grep -c 'DVM ready' "$OUT")" 0
+[ -z "$(herdd_pids)" ] && ok "--report-uri in a missing folder: no daemon" || fail "daemons left: $(herdd_pids)"
+
 # A daemon binary that does not exist on the node.
 HERD_DVM_HERDD=/nonexistent/herdd herd_dvm $SIM 3 --exit-when-ready
 expect_fail "a missing daemon binary fails"

@@ -15,6 +15,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/cmd_line.h"
+#include "opal/util/path.h"
 #include "opal/util/show_help.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/dvm_tool.h"
@@ -158,6 +159,14 @@ int main(int argc, char *argv[])
             goto out_cmd;
         }
         status = shutdown_dvm(uri);
+        goto out_cmd;
+    }
+    /* written once the DVM is up: a place it cannot go is said before any daemon starts */
+    const char *why = NULL;
+    if (opal_cmd_line_is_set(cmd, "report-uri") &&
+        !opal_path_writable(opal_cmd_line_get(cmd, "report-uri", 0, 0), &why)) {
+        opal_show_help(help_file, "uri-unwritable", false,
+                       opal_cmd_line_get(cmd, "report-uri", 0, 0), why);
         goto out_cmd;
     }
     dvm_options.display_allocation = opal_cmd_line_is_set(cmd, "display-allocation");

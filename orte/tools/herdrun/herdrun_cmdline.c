@@ -3,16 +3,15 @@
 #include "herd_config.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/cmd_line.h"
+#include "opal/util/path.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/iof/iof.h"
 #include "orte/mca/ras/base/base.h"
@@ -277,35 +276,12 @@ static int herdrun_job_value(const char *option, const char *value, char **slot)
  * before anything starts, rather than after a long job. */
 static int herdrun_check_report_file(const char *path)
 {
-    struct stat st;
     const char *why = NULL;
-    char *copy = NULL;
-    if (0 == stat(path, &st)) {
-        if (S_ISDIR(st.st_mode)) {
-            why = "it is a folder";
-        } else if (0 != access(path, W_OK)) {
-            why = strerror(errno);
-        }
-    } else if (ENOENT != errno) {
-        why = strerror(errno);
-    } else {
-        /* a new file: its folder must exist and take it */
-        copy = strdup(path);
-        if (NULL == copy) {
-            return herdrun_no_memory();
-        }
-        const char *folder = dirname(copy);
-        if (0 != stat(folder, &st)) {
-            why = ENOENT == errno ? "its folder does not exist" : strerror(errno);
-        } else if (0 != access(folder, W_OK | X_OK)) {
-            why = strerror(errno);
-        }
+    if (opal_path_writable(path, &why)) {
+        return HERD_SUCCESS;
     }
-    if (NULL != why) {
-        opal_show_help(HERDRUN_HELP_FILE, "report-usage-unwritable", false, path, why);
-    }
-    free(copy);
-    return NULL != why ? HERD_ERR_SILENT : HERD_SUCCESS;
+    opal_show_help(HERDRUN_HELP_FILE, "report-usage-unwritable", false, path, why);
+    return HERD_ERR_SILENT;
 }
 
 static int herdrun_cwd(herdrun_parse_t *parse, const char **cwd)
