@@ -427,6 +427,33 @@ expect_eq "--report-usage: one table row per rank" \
     "$(grep -cE '^ +[0-3] +sim000[12] +[0-9]+ +exit 0 ' "$OUT")" 4
 check_clean "--report-usage"
 
+# herd-info --job: a running job's database, one per node; an unknown id lists the jobs there
+fresh jobdb
+herdrun_bg $SIM 2 --mca ras_simulator_slots 2 -n 4 "$BIN/sleeper.sh" "$dir"
+if start_or_give_up "herd-info --job" "$dir" 4; then
+    info=$HERD_BIN/herd-info/herd-info
+    "$info" --job no-such-job >"$WORK/jobs.out" 2>"$WORK/jobs.err"
+    expect_eq "herd-info --job of an unknown id: exit 1" "$?" 1
+    job=$(sed -n 's/.*Jobs with a database here: //p' "$WORK/jobs.err" | tr ' ' '\n' |
+        grep -v '^$' | head -n 1)
+    expect_eq "herd-info --job of an unknown id: names the running job" \
+        "$(printf '%s' "$job" | grep -cE '^[0-9a-f]{16}[.]1$')" 1
+    "$info" --job "$job" >"$WORK/job.out" 2>&1
+    expect_eq "herd-info --job JOBID: exit 0" "$?" 0
+    expect_eq "herd-info --job JOBID: one database per node" \
+        "$(grep -cE "^job $job on node sim000[12]: 4 procs \\(4 ready\\), 2 nodes, complete$" \
+            "$WORK/job.out")" 2
+    expect_eq "herd-info --job JOBID: each holds every rank, with node, local rank and binding" \
+        "$(grep -cE '^  rank [0-3]: node [01] \(sim000[12]\), app 0, local rank [01], node rank [01], bound to ' \
+            "$WORK/job.out")" 8
+    kill -TERM "$run_pid"
+    herdrun_wait 15
+fi
+check_clean "herd-info --job"
+"$HERD_BIN/herd-info/herd-info" --job "${job:-x}" >"$WORK/job.out" 2>&1
+expect_eq "herd-info --job after the job: its database is gone" \
+    "$(grep -c "^job ${job:-x} on node" "$WORK/job.out")" 0
+
 # written when the job ends: a place it cannot go is said first, and nothing runs
 fresh report-unwritable
 herdrun $SIM 2 --mca ras_simulator_slots 2 --report-usage="$WORK/no-such-folder/usage.json" \

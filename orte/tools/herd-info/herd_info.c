@@ -478,7 +478,8 @@ static int print_job(const char *jobid)
     }
     closedir(dir);
     if (0 == found) {
-        char *list = opal_argv_join(others, ' ');
+        /* opal_argv_join gives "" for no job at all */
+        char *list = NULL != others ? opal_argv_join(others, ' ') : NULL;
         fprintf(stderr, "herd-info: no job database of job %s on this node. %s%s\n", jobid,
                 NULL != list ? "Jobs with a database here: " : "No job runs here now.",
                 NULL != list ? list : "");
