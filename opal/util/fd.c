@@ -1,7 +1,8 @@
-/* Whole writes (opal/util/fd.h). */
+/* Whole writes, and a tool's standard descriptors (opal/util/fd.h). */
 #include "herd_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -28,4 +29,26 @@ int opal_fd_write_all(int fd, const void *data, size_t len)
         len -= (size_t) n;
     }
     return HERD_SUCCESS;
+}
+
+void opal_fd_fill_stdio(void)
+{
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+        int wanted = STDIN_FILENO == fd ? O_RDONLY : O_WRONLY;
+        int flags = fcntl(fd, F_GETFL);
+        if (flags >= 0 && (O_RDWR == (flags & O_ACCMODE) || wanted == (flags & O_ACCMODE))) {
+            continue;
+        }
+        if (flags < 0 && EBADF != errno) {
+            continue;
+        }
+        /* closed, or open the wrong way round (a file a shell read its script from) */
+        int null = open("/dev/null", wanted | O_CLOEXEC);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd); /* without O_CLOEXEC: the processes' side of it is theirs */
+            close(null);
+        } else if (null == fd) {
+            fcntl(fd, F_SETFD, 0);
+        }
+    }
 }

@@ -101,6 +101,7 @@ typedef struct job {
     bool report_received;
     bool start_failed;
     bool aborting;
+    bool output_lost; /* herdrun's stdout or stderr refused a write: exit 1 if all went well */
     bool finished;
     int signals;
     int exit_status;
@@ -485,6 +486,32 @@ static void signal_cb(int signo, void *arg)
     send_all(job, ORTE_SESSION_TAG_SIGNAL, signo);
     arm(job->grace_timer, job->grace_ms / 1000.0);
     arm(job->deadline_timer, job->grace_ms / 1000.0 + 5.0);
+}
+
+/* herdrun's own stdout or stderr refused a write. A pipe nobody reads any more (herdrun ... |
+ * head): the output has nowhere to go, so the job stops, as the writer in a pipeline stops
+ * (exit 141, 128 + SIGPIPE). Anything else (a full disk): said once, and the job goes on, its
+ * output to that stream lost, and herdrun exits 1 if the job itself succeeded. */
+static void output_failed_cb(void *arg, int stream, int error)
+{
+    job_t *job = arg;
+    const char *name = 1 == stream ? "standard output" : "standard error";
+    job->output_lost = true;
+    if (EPIPE != error) {
+        fprintf(stderr, "herdrun: cannot write to its %s (%s): what job %s writes there is lost\n",
+                name, strerror(error), job->spec->jobid);
+        return;
+    }
+    if (job->finished || job->aborting) {
+        return;
+    }
+    fprintf(stderr, "herdrun: nobody reads its %s any more (the pipe was closed): stopping job %s\n",
+            name, job->spec->jobid);
+    job->signals++; /* what the processes do now is our doing */
+    if (0 == job->exit_status) {
+        job->exit_status = 128 + SIGPIPE;
+    }
+    job_abort(job, job->grace_ms);
 }
 
 static void timeout_cb(int fd, short what, void *arg)
@@ -1275,6 +1302,8 @@ static int open_iof(job_t *job)
         .stdout_fd = STDOUT_FILENO,
         .stderr_fd = STDERR_FILENO,
         .transport = {.send = iof_send, .ctx = job},
+        .output_failed = output_failed_cb,
+        .cbdata = job,
     };
     /* a terminal in the background would stop us (SIGTTIN) at the first read */
     if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp()) {
@@ -1552,6 +1581,9 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
             0 == job->exit_status) {
             job->exit_status = 1;
         }
+    }
+    if (job->output_lost && 0 == job->exit_status) {
+        job->exit_status = 1; /* as a program whose output could not be written */
     }
     *exit_status = job->exit_status;
     rc = HERD_SUCCESS;

@@ -271,6 +271,64 @@ wait_gone "$feed_pid" 5 || kill -9 "$feed_pid" 2>/dev/null
 wait "$feed_pid" 2>/dev/null
 check_clean "yes | herdrun -n 2 head -n 5"
 
+# herdrun -n 2 yes | head -n 2: nobody reads herdrun's output any more, so the job stops, as the
+# writer of a pipeline that gets SIGPIPE (exit 141), on this host and on simulated nodes
+for where in local sim; do
+    args=""
+    [ "$where" = sim ] && args="$SIM 2 --mca ras_simulator_slots 1 --map-by node"
+    what="herdrun -n 2 yes | head -n 2 ($where)"
+    rm -f "$WORK/head.rc"
+    shm_mark
+    sh -c '{ HERD_IT_TAG=$1 "$2" $3 -n 2 "$4"; echo $? >"$5"; } | head -n 2' sh \
+        "$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" "$args" "$BIN/yes" "$WORK/head.rc" \
+        </dev/null >"$OUT" 2>"$ERR" &
+    run_pid=$!
+    herdrun_wait "$HERDRUN_LIMIT"
+    expect_eq "$what: herdrun exits 141 (128 + SIGPIPE)" "$(cat "$WORK/head.rc" 2>&1)" 141
+    expect_err "$what: herdrun says why the job stopped" \
+        "nobody reads its standard output any more \\(the pipe was closed\\): stopping job"
+    expect_eq "$what: head got its 2 lines" "$(tr '\n' ' ' <"$OUT")" "y y "
+    check_clean "$what"
+done
+
+# stdout on a full disk (/dev/full): said once, the job goes on, and herdrun exits 1
+rm -rf "$WORK/full"
+mkdir -p "$WORK/full"
+shm_mark
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" -n 2 \
+    sh -c 'echo lost; sleep 0.3; echo lost again; echo ok >"$0/done.$HERD_RANK"' "$WORK/full" \
+    </dev/null >/dev/full 2>"$ERR"
+rc=$?
+expect_rc "stdout on a full disk: herdrun exits 1 (the output was lost)" 1
+expect_err "stdout on a full disk: herdrun says so" \
+    "cannot write to its standard output \\(No space left on device\\): what job .* writes there is lost"
+expect_eq "stdout on a full disk: said once" "$(grep -c 'cannot write to its standard output' "$ERR")" 1
+expect_eq "stdout on a full disk: the job went on" "$(ls "$WORK/full" | tr '\n' ' ')" "done.0 done.1 "
+check_clean "stdout on a full disk"
+
+# herdrun run with stdin, stdout or stderr closed: its own sockets never take their numbers
+shm_mark
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" -n 1 sh -c 'readlink /proc/$$/fd/0' \
+    <&- >"$OUT" 2>"$ERR"
+rc=$?
+expect_rc "herdrun <&-: exit 0" 0
+expect_out "herdrun <&-: the process reads /dev/null" "^/dev/null$"
+check_clean "herdrun <&-"
+shm_mark
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" -n 1 sh -c 'echo out; echo err >&2' \
+    </dev/null >&- 2>"$ERR"
+rc=$?
+expect_rc "herdrun >&-: exit 0" 0
+expect_eq "herdrun >&-: stderr still comes" "$(cat "$ERR")" "err"
+check_clean "herdrun >&-"
+shm_mark
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" -n 1 sh -c 'echo out; echo err >&2' \
+    </dev/null >"$OUT" 2>&-
+rc=$?
+expect_rc "herdrun 2>&-: exit 0" 0
+expect_eq "herdrun 2>&-: stdout still comes" "$(cat "$OUT")" "out"
+check_clean "herdrun 2>&-"
+
 job --stdin bogus -n 1 "$BIN/ckranks.sh"
 expect_rc "--stdin bogus: exit 1" 1
 expect_err "--stdin bogus: the error names the option and the value" \

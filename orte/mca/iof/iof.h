@@ -90,6 +90,11 @@ typedef struct orte_iof_sink_config {
     int stdout_fd;
     int stderr_fd;
     orte_iof_transport_t transport;
+    /* stdout_fd (stream 1) or stderr_fd (stream 2) refused a write with error (an errno: EPIPE
+     * when nobody reads the pipe any more, ENOSPC, ...): what was queued for it and what comes
+     * later is dropped. Called once per stream, from the sink's event base; NULL: no call. */
+    void (*output_failed)(void *cbdata, int stream, int error);
+    void *cbdata;
 } orte_iof_sink_config_t;
 
 /* Every function returns HERD_SUCCESS or a negative status; output arguments are set only on

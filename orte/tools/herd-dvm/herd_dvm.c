@@ -15,6 +15,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/cmd_line.h"
+#include "opal/util/fd.h"
 #include "opal/util/path.h"
 #include "opal/util/show_help.h"
 #include "orte/runtime/dvm.h"
@@ -130,6 +131,7 @@ int main(int argc, char *argv[])
     orte_dvm_options_t dvm_options = {0};
     int status = 1;
 
+    opal_fd_fill_stdio();
     if (HERD_SUCCESS != opal_cmd_line_create("herd-dvm", options, &cmd)) {
         return 1;
     }

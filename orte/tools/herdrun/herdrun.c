@@ -7,6 +7,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
+#include "opal/util/fd.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/iof/iof.h"
 #include "orte/mca/odls/odls.h"
@@ -23,6 +24,7 @@ int main(int argc, char *argv[])
     orte_dvm_t *dvm = NULL;
     int status = 1;
 
+    opal_fd_fill_stdio();
     /* A job's own DVM asks only the tcp fabric component (getifaddrs: what RM-assigned tcp
      * endpoints need) unless told otherwise: loading every fabric library (libfabric, UCX)
      * costs a third of a second per node (--mca dvm_fabric_components all asks them all). */

@@ -123,9 +123,10 @@ static void output_watch(output_t *o, bool on)
 
 static void drop_tool(output_t *o);
 
-static void output_broke(output_t *o)
+static void output_broke(output_t *o, int error)
 {
     /* nobody reads it any more: release what waits, so no process blocks on it */
+    bool first = !o->broken;
     o->broken = true;
     while (NULL != o->head) {
         item_t *it = o->head;
@@ -138,6 +139,11 @@ static void output_broke(output_t *o)
     o->tail = NULL;
     o->queued = 0;
     output_watch(o, false);
+    orte_iof_sink_t *sink = o->sink;
+    /* a tool's output breaking is the tool's business */
+    if (first && NULL != sink->config.output_failed && (o == &sink->out[0] || o == &sink->out[1])) {
+        sink->config.output_failed(sink->config.cbdata, o == &sink->out[0] ? 1 : 2, error);
+    }
 }
 
 /* Write what is queued, as far as the reader takes it. */
@@ -157,7 +163,7 @@ static void output_flush(output_t *o)
             if (o != &o->sink->out[0] && o != &o->sink->out[1]) {
                 drop_tool(o);
             } else {
-                output_broke(o);
+                output_broke(o, errno);
             }
             return;
         }
@@ -243,7 +249,11 @@ static bool output_write(output_t *o, const struct iovec *iov, int iovcnt, const
     if (o->blocking) {
         for (int i = 0; i < iovcnt; ++i) {
             if (HERD_SUCCESS != opal_fd_write_all(o->fd, iov[i].iov_base, iov[i].iov_len)) {
-                o->broken = true;
+                if (o == &o->sink->out[0] || o == &o->sink->out[1]) {
+                    output_broke(o, errno);
+                } else {
+                    o->broken = true;
+                }
                 break;
             }
         }
@@ -256,7 +266,7 @@ static bool output_write(output_t *o, const struct iovec *iov, int iovcnt, const
             n = writev(o->fd, iov, iovcnt);
         } while (n < 0 && EINTR == errno);
         if (n < 0 && EAGAIN != errno && EWOULDBLOCK != errno) {
-            output_broke(o);
+            output_broke(o, errno);
             return true;
         }
         done = n > 0 ? (size_t) n : 0;
