@@ -15,18 +15,17 @@
 
 #include "opal/util/path.h"
 
+/* The folder every test works in, made by the group's setup; each test removes what it made. */
 static char tmp_dir[] = "/tmp/herd-test-path-XXXXXX";
 
-static int setup(void **state)
+static int make_folder(void **state)
 {
     return NULL == mkdtemp(tmp_dir) ? -1 : 0;
 }
 
-static int teardown(void **state)
+static int remove_folder(void **state)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
-    return system(cmd);
+    return rmdir(tmp_dir);
 }
 
 static char *in_tmp(const char *name)
@@ -50,6 +49,7 @@ static void test_new_and_existing_files(void **state)
     assert_null(why);
     /* a relative name is in the current folder */
     assert_true(opal_path_writable("relative-name-here.json", NULL));
+    assert_int_equal(0, unlink(fresh));
     free(fresh);
 }
 
@@ -71,6 +71,7 @@ static void test_refused(void **state)
     char *under_file = in_tmp("plain/report.json");
     assert_false(opal_path_writable(under_file, &why));
     assert_non_null(why); /* ENOTDIR's text */
+    assert_int_equal(0, unlink(file));
     free(under_file);
     free(file);
 
@@ -83,6 +84,7 @@ static void test_refused(void **state)
         assert_int_equal(0, mkdir(locked, 0500));
         char *inside = in_tmp("locked/report.json");
         assert_false(opal_path_writable(inside, &why));
+        assert_int_equal(0, rmdir(locked));
         free(inside);
         free(locked);
     }
@@ -94,5 +96,5 @@ int main(void)
         cmocka_unit_test(test_new_and_existing_files),
         cmocka_unit_test(test_refused),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, make_folder, remove_folder);
 }
