@@ -1401,10 +1401,7 @@ static int open_sink(job_t *job)
 
 static int start_job(job_t *job, const opal_buffer_t *message);
 
-/* A setting under a framework herdrun itself uses that no variable knows is most likely a typo
- * (--mca odls_defualt_wait_exec): said before the job starts, with the closest name. Settings
- * of the frameworks only the processes open (btl, wireup, ...) are theirs to read. */
-static void check_unknown_settings(void)
+void orte_launch_check_settings(void)
 {
     opal_mca_framework_t *all[] = {HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS NULL};
     const char *prefixes[sizeof(all) / sizeof(all[0]) + 3];
@@ -1415,7 +1412,9 @@ static void check_unknown_settings(void)
             prefixes[n++] = all[i]->name;
         }
     }
-    prefixes[n++] = "herdrun";
+    if (opal_mca_var_find("herdrun_direct") >= 0) {
+        prefixes[n++] = "herdrun"; /* herdrun's own group, registered by herdrun only */
+    }
     prefixes[n++] = "mca_base";
     prefixes[n] = NULL;
     (void) opal_mca_var_check_unknown_under(prefixes);
@@ -1538,7 +1537,7 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
                job->launch.num_candidates, job->launch.num_participants);
         fflush(stdout);
     }
-    check_unknown_settings();
+    orte_launch_check_settings();
     if (!launching) {
         *exit_status = 0;
         rc = HERD_SUCCESS;

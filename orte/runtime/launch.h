@@ -27,6 +27,12 @@ OPAL_EXPORT int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec,
 
 /* Register herdrun's MCA variables (herdrun_direct) so tools can list them. */
 OPAL_EXPORT int orte_launch_register_params(void);
+/* Warn about each setting (--mca, HERD_MCA_, a parameter file) under a framework this process
+ * registered, or under herdrun_ and mca_base_, that no variable knows: most likely a typo
+ * (--mca odls_defualt_wait_exec), said with the closest name. Settings of the frameworks only
+ * other programs open (btl and wireup: the processes) are theirs to read. herdrun calls it
+ * before a job starts, herd-dvm once its DVM is up. */
+OPAL_EXPORT void orte_launch_check_settings(void);
 /* Whether the allocation is this host alone (not simulated) and herdrun_direct is set: then
  * herdrun needs no DVM. */
 OPAL_EXPORT bool orte_launch_local_possible(const orte_allocation_t *alloc);

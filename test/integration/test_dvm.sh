@@ -63,6 +63,18 @@ expect_err "--report-uri in a missing folder: says where and why" \
 expect_eq "--report-uri in a missing folder: no DVM was started" "$(grep -c 'DVM ready' "$OUT")" 0
 [ -z "$(herdd_pids)" ] && ok "--report-uri in a missing folder: no daemon" || fail "daemons left: $(herdd_pids)"
 
+# A misspelt variable of a framework herd-dvm uses: said with the closest name; the DVM comes up.
+HERD_MCA_ras_simulator_slot=2 herd_dvm $SIM 2 --mca plm_ssh_agnet ssh --mca btl_tcp_anything 1 \
+    --exit-when-ready
+expect_rc "a misspelt --mca name: the DVM still comes up" 0
+expect_err "a misspelt --mca name: said, with the closest name" \
+    "plm_ssh_agnet is not a variable.*|Did you mean plm_ssh_agent\\?"
+expect_eq "a misspelt --mca name: the closest name is suggested" \
+    "$(grep -c 'Did you mean plm_ssh_agent?' "$ERR")" 1
+expect_err "a misspelt HERD_MCA_ name: said too" "ras_simulator_slot is not a variable"
+expect_eq "a btl_ name is left to the processes" "$(grep -c btl_tcp_anything "$ERR")" 0
+[ -z "$(herdd_pids)" ] && ok "a misspelt --mca name: no daemon left" || fail "daemons left: $(herdd_pids)"
+
 # A daemon binary that does not exist on the node.
 HERD_DVM_HERDD=/nonexistent/herdd herd_dvm $SIM 3 --exit-when-ready
 expect_fail "a missing daemon binary fails"

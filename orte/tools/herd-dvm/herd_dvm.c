@@ -20,6 +20,7 @@
 #include "opal/util/show_help.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/dvm_tool.h"
+#include "orte/runtime/launch.h"
 
 static const char *help_file = "help-herd-dvm.txt";
 
@@ -207,6 +208,7 @@ int main(int argc, char *argv[])
     if (HERD_SUCCESS != orte_dvm_root_start(&dvm_options, &dvm)) {
         goto out_mca;
     }
+    orte_launch_check_settings();
     orte_dvm_root_report(dvm, stdout);
     if (!opal_cmd_line_is_set(cmd, "exit-when-ready")) {
         /* herdrun --dvm-uri runs jobs through it */
