@@ -1598,20 +1598,6 @@ static bool mca_var_has_prefix(const char *name, const char *const *prefixes)
     return false;
 }
 
-static int mca_var_check_unknown(const char *const *skip_prefixes,
-                                 const char *const *only_prefixes);
-
-int opal_mca_var_check_unknown(const char *const *skip_prefixes)
-{
-    return mca_var_check_unknown(skip_prefixes, NULL);
-}
-
-int opal_mca_var_check_unknown_under(const char *const *prefixes)
-{
-    static const char *const none[] = {NULL};
-    return mca_var_check_unknown(NULL, NULL != prefixes ? prefixes : none);
-}
-
 /* only_prefixes NULL: every name not under skip_prefixes. */
 static int mca_var_check_unknown(const char *const *skip_prefixes,
                                  const char *const *only_prefixes)
@@ -1673,4 +1659,15 @@ out:
     opal_argv_free(seen);
     free(candidates);
     return count;
+}
+
+int opal_mca_var_check_unknown(const char *const *skip_prefixes)
+{
+    return mca_var_check_unknown(skip_prefixes, NULL);
+}
+
+int opal_mca_var_check_unknown_under(const char *const *prefixes)
+{
+    static const char *const none[] = {NULL};
+    return mca_var_check_unknown(NULL, NULL != prefixes ? prefixes : none);
 }

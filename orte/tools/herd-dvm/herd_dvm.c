@@ -165,11 +165,10 @@ int main(int argc, char *argv[])
         goto out_cmd;
     }
     /* written once the DVM is up: a place it cannot go is said before any daemon starts */
+    const char *uri_file = opal_cmd_line_get(cmd, "report-uri", 0, 0);
     const char *why = NULL;
-    if (opal_cmd_line_is_set(cmd, "report-uri") &&
-        !opal_path_writable(opal_cmd_line_get(cmd, "report-uri", 0, 0), &why)) {
-        opal_show_help(help_file, "uri-unwritable", false,
-                       opal_cmd_line_get(cmd, "report-uri", 0, 0), why);
+    if (NULL != uri_file && !opal_path_writable(uri_file, &why)) {
+        opal_show_help(help_file, "uri-unwritable", false, uri_file, why);
         goto out_cmd;
     }
     dvm_options.display_allocation = opal_cmd_line_is_set(cmd, "display-allocation");
@@ -220,8 +219,7 @@ int main(int argc, char *argv[])
         orte_dvm_root_set_tool_path(dvm, tool_path);
         free(tool_path);
     }
-    if (opal_cmd_line_is_set(cmd, "report-uri") &&
-        HERD_SUCCESS != orte_dvm_root_write_uri(dvm, opal_cmd_line_get(cmd, "report-uri", 0, 0))) {
+    if (NULL != uri_file && HERD_SUCCESS != orte_dvm_root_write_uri(dvm, uri_file)) {
         goto out_dvm;
     }
     if (opal_cmd_line_is_set(cmd, "exit-when-ready")) {

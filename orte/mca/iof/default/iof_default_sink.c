@@ -123,6 +123,12 @@ static void output_watch(output_t *o, bool on)
 
 static void drop_tool(output_t *o);
 
+/* herdrun's own stdout or stderr, not a tool's output */
+static bool own_output(const output_t *o)
+{
+    return o == &o->sink->out[0] || o == &o->sink->out[1];
+}
+
 static void output_broke(output_t *o, int error)
 {
     /* nobody reads it any more: release what waits, so no process blocks on it */
@@ -141,7 +147,7 @@ static void output_broke(output_t *o, int error)
     output_watch(o, false);
     orte_iof_sink_t *sink = o->sink;
     /* a tool's output breaking is the tool's business */
-    if (first && NULL != sink->config.output_failed && (o == &sink->out[0] || o == &sink->out[1])) {
+    if (first && NULL != sink->config.output_failed && own_output(o)) {
         sink->config.output_failed(sink->config.cbdata, o == &sink->out[0] ? 1 : 2, error);
     }
 }
@@ -160,7 +166,7 @@ static void output_flush(output_t *o)
             return;
         }
         if (n < 0) {
-            if (o != &o->sink->out[0] && o != &o->sink->out[1]) {
+            if (!own_output(o)) {
                 drop_tool(o);
             } else {
                 output_broke(o, errno);
@@ -249,7 +255,7 @@ static bool output_write(output_t *o, const struct iovec *iov, int iovcnt, const
     if (o->blocking) {
         for (int i = 0; i < iovcnt; ++i) {
             if (HERD_SUCCESS != opal_fd_write_all(o->fd, iov[i].iov_base, iov[i].iov_len)) {
-                if (o == &o->sink->out[0] || o == &o->sink->out[1]) {
+                if (own_output(o)) {
                     output_broke(o, errno);
                 } else {
                     o->broken = true;
