@@ -1390,7 +1390,10 @@ static int open_sink(job_t *job)
         rc = job->ovl->register_recv(job->overlay, (uint16_t) (ORTE_GRPCOMM_TAG_BASE + t),
                                      grpcomm_recv, job);
     }
-    if (HERD_SUCCESS == rc) {
+    /* the session daemon we fork gets its end of a socketpair (start_job): nothing to listen
+     * on, no port open on this host for the job */
+    bool forking = NULL == job->dvm && NULL == job->client && NULL != job->ovl->adopt_peer;
+    if (HERD_SUCCESS == rc && !forking) {
         rc = job->ovl->listen(job->overlay, &job->spec->sink_uri);
     }
     if (HERD_SUCCESS == rc) {
@@ -1722,9 +1725,20 @@ static int start_job(job_t *job, const opal_buffer_t *message)
         opal_buffer_destruct(&segment);
         return rc;
     }
-    int pair[2];
+    /* pair: the processes' pipes come to us over it; link: our overlay connection to the
+     * daemon, when it has no sink_uri to dial */
+    int pair[2], link[2] = {-1, -1};
     if (0 != socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair)) {
         fprintf(stderr, "herdrun: cannot make a socket for the job's I/O: %s\n", strerror(errno));
+        opal_buffer_destruct(&segment);
+        return HERD_ERR_SILENT;
+    }
+    if (NULL == job->spec->sink_uri &&
+        0 != socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, link)) {
+        fprintf(stderr, "herdrun: cannot make a socket to the session daemon: %s\n",
+                strerror(errno));
+        close(pair[0]);
+        close(pair[1]);
         opal_buffer_destruct(&segment);
         return HERD_ERR_SILENT;
     }
@@ -1735,17 +1749,33 @@ static int start_job(job_t *job, const opal_buffer_t *message)
     if (0 == pid) {
         /* the session daemon: everything it needs is in memory already */
         close(pair[0]);
+        if (link[0] >= 0) {
+            close(link[0]);
+        }
         _exit(orte_session_run_forked(segment.base, segment.used, parent, pair[1],
-                                      job->stdin_direct ? STDIN_FILENO : -1));
+                                      job->stdin_direct ? STDIN_FILENO : -1, link[1]));
     }
     opal_buffer_destruct(&segment);
     close(pair[1]);
+    if (link[1] >= 0) {
+        close(link[1]);
+    }
     if (pid < 0) {
         close(pair[0]);
+        if (link[0] >= 0) {
+            close(link[0]);
+        }
         fprintf(stderr, "herdrun: cannot start the session daemon: %s\n", strerror(errno));
         return HERD_ERR_SILENT;
     }
     job->session_pid = pid;
+    if (link[0] >= 0 && HERD_SUCCESS != (rc = job->ovl->adopt_peer(job->overlay, link[0], 1))) {
+        /* the daemon sees its end close and leaves; it is waited for as after any failure */
+        close(link[0]);
+        close(pair[0]);
+        fprintf(stderr, "herdrun: cannot connect to the session daemon: %s\n", opal_strerror(rc));
+        return HERD_ERR_SILENT;
+    }
     job->iof_sock = pair[0];
     rc = opal_event_fd_create(job->base, job->iof_sock, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
                               pipes_cb, job, &job->iof_event);

@@ -122,6 +122,7 @@ typedef struct session {
     uint32_t next_spawn_id;
     int iof_sock; /* a one-node job: herdrun reads the pipes itself, sent here */
     int stdin_fd; /* a one-node job: herdrun's stdin, for the stdin target (or -1) */
+    int parent_sock; /* a one-node job: the overlay connection to herdrun, made at fork (or -1) */
     bool iof_drained;
 
     int out_pipe[2]; /* our own stdout and stderr (messages), forwarded to herdrun */
@@ -2062,8 +2063,16 @@ static int start_overlay(session_t *s, int listen_fd)
         return rc;
     }
     free(uri);
-    /* the parent's static endpoint: herdrun's sink, or the parent node's session endpoint */
     orte_vpid_t parent = orte_radix_parent(s->vpid, s->launch->radix);
+    if (s->parent_sock >= 0 && NULL != s->ovl->adopt_peer) {
+        /* forked by herdrun with our connection to it already made */
+        rc = s->ovl->adopt_peer(s->overlay, s->parent_sock, parent);
+        if (HERD_SUCCESS == rc) {
+            s->parent_sock = -1;
+        }
+        return rc;
+    }
+    /* the parent's static endpoint: herdrun's sink, or the parent node's session endpoint */
     const char *parent_uri = s->spec->sink_uri;
     if (parent > 0) {
         const orte_inventory_t *inv = s->inventories[s->launch->participants[parent - 1]];
@@ -2101,6 +2110,10 @@ static void session_release(session_t *s)
     if (s->iof_sock >= 0) {
         close(s->iof_sock);
         s->iof_sock = -1;
+    }
+    if (s->parent_sock >= 0) {
+        close(s->parent_sock); /* never adopted: herdrun sees it close */
+        s->parent_sock = -1;
     }
     opal_jobdb_destroy(s->db);
     orte_endpoints_plan_destruct(&s->endpoints);
@@ -2166,13 +2179,15 @@ static void session_release(session_t *s)
 
 /* Run the job described by segment (the session segment's bytes); listen_fd is the node's
  * static session endpoint (-1 when the job has one node: no session daemon connects here). */
-static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int stdin_fd)
+static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int stdin_fd,
+                       int parent_sock)
 {
     session_t storage, *s = &storage;
     int rc;
     memset(s, 0, sizeof(*s));
     s->iof_sock = iof_sock;
     s->stdin_fd = stdin_fd;
+    s->parent_sock = parent_sock;
     s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
     s->orig_fd[0] = s->orig_fd[1] = -1;
     s->signal_pipe[0] = s->signal_pipe[1] = -1;
@@ -2341,13 +2356,13 @@ int orte_session_main(void)
         opal_buffer_destruct(&segment);
         return 1;
     }
-    int status = session_run(&segment, listen_fd, -1, -1);
+    int status = session_run(&segment, listen_fd, -1, -1, -1);
     opal_buffer_destruct(&segment);
     return status;
 }
 
 int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent, int iof_sock,
-                            int stdin_fd)
+                            int stdin_fd, int parent_sock)
 {
     opal_buffer_t segment;
     /* Ctrl-C at the terminal is herdrun's to forward, not ours to act on */
@@ -2358,7 +2373,7 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent,
     }
     opal_buffer_init(&segment);
     int status = (HERD_SUCCESS == opal_buffer_load(&segment, segment_bytes, len))
-                     ? session_run(&segment, -1, iof_sock, stdin_fd)
+                     ? session_run(&segment, -1, iof_sock, stdin_fd, parent_sock)
                      : 1;
     opal_buffer_destruct(&segment);
     return status;

@@ -95,8 +95,11 @@ OPAL_EXPORT int orte_session_segment_pack(opal_buffer_t *buffer, const char *nod
  * (a Unix socket, orte_iof_base_send_fds), which forwards their I/O itself; a last message
  * with rank ORTE_IOF_RANK_DAEMON and no fds says every process was handed over. stdin_fd
  * (or -1) is the launcher's stdin, given as is to the job's stdin target (a rank) instead of a
- * pipe. Returns the exit status, for _exit (not exit: see orte_session_main). */
+ * pipe. parent_sock (or -1) is this daemon's end of a stream socketpair whose other end the
+ * launcher adopted as its overlay connection to vpid 1 (the overlay's adopt_peer): the daemon
+ * adopts it as its parent connection instead of dialling the job's sink_uri. Returns the exit
+ * status, for _exit (not exit: see orte_session_main). */
 OPAL_EXPORT int orte_session_run_forked(const void *segment, size_t len, pid_t parent,
-                                        int iof_sock, int stdin_fd);
+                                        int iof_sock, int stdin_fd, int parent_sock);
 
 #endif /* ORTE_RUNTIME_SESSION_H */

@@ -380,6 +380,32 @@ lose_daemon() {
 lose_daemon "a session daemon killed with -9" session
 lose_daemon "a node daemon killed with -9" node
 
+# On this host alone herdrun forks the session daemon with their connection already made (a
+# socketpair): herdrun opens no TCP port for the job (the daemon's PMIx server may, on loopback,
+# for its clients), and the daemon killed with -9 is noticed all the same.
+# listening_inodes PID: the socket inodes of PID's TCP listeners.
+listening_inodes() {
+    socks=$(ls -l "/proc/$1/fd" 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p')
+    for ino in $socks; do
+        awk -v ino="$ino" '$4 == "0A" && $10 == ino { print ino }' /proc/net/tcp /proc/net/tcp6
+    done
+}
+fresh forked
+herdrun_bg -n 2 --oversubscribe "$BIN/sleeper.sh" "$dir"
+if start_or_give_up "the forked session daemon" "$dir" 2; then
+    forked=$(ps -o pid= --ppid "$run_pid" | tr -d ' ')
+    expect_eq "on this host alone herdrun listens on no TCP port" \
+        "$(listening_inodes "$run_pid")" ""
+    expect_eq "herdrun forked one session daemon" "$(echo "$forked" | wc -w)" 1
+    kill -9 "$forked"
+    herdrun_wait 15
+    expect_fail "the forked session daemon killed with -9: herdrun fails"
+    expect_err "the forked session daemon killed with -9: herdrun says so" \
+        "lost the session daemon on node $(hostname)"
+    expect_all_gone "the forked session daemon killed with -9: the processes are gone" "$dir"
+fi
+check_clean "the forked session daemon killed with -9"
+
 # --- 9. errmgr continue ----------------------------------------------------------------------
 # Rank 1 exits 2; the others wait until it is gone, then 1.5 s more (plenty for an abort to
 # reach them), then write their file. With continue all write it; without, none does.

@@ -79,6 +79,12 @@ struct orte_overlay_module {
     /* Start connecting to the parent (not for vpid 0). Failures after this returns, including
      * a failed handshake, reach the lost callback. */
     int (*connect_parent)(orte_overlay_t *overlay, const char *uri);
+    /* Use one end of a connected stream socket as the connection to neighbour peer (the parent,
+     * or a child): a socketpair made before a fork, whose other end only that neighbour holds,
+     * so there is nothing to authenticate and no handshake runs on it. The neighbour adopts the
+     * other end. Owned by the endpoint on success only; may be NULL in a component that cannot
+     * do it (then listen and connect). */
+    int (*adopt_peer)(orte_overlay_t *overlay, int fd, orte_vpid_t peer);
     /* Route a message to dst, hop by hop along the tree; to self it is delivered from the loop.
      * Never blocks: what the socket does not take now is copied and queued per connection, and
      * a message for a child that has not connected yet is held until it does.

@@ -1171,6 +1171,7 @@ static void test_framework_selects_tcp(void **state)
     assert_non_null(module->listen);
     assert_non_null(module->adopt_listener);
     assert_non_null(module->connect_parent);
+    assert_non_null(module->adopt_peer);
     assert_non_null(module->send);
     assert_non_null(module->sendv);
     assert_non_null(module->register_recv);
@@ -2404,6 +2405,96 @@ static void test_adopt_listener(void **state)
     node_free(root);
 }
 
+/* A socketpair made before a fork: both ends adopted, no handshake, messages both ways (also
+ * what was queued before), an orderly goodbye; bad descriptors refused and left to the caller. */
+static void test_adopt_peer(void **state)
+{
+    node_t *root = node_new_with(0, 3, 2, "test-dvm", test_secret, false);
+    node_t *child = node_new_with(1, 3, 2, "test-dvm", test_secret, false);
+    node_t *nodes[] = {root, child};
+    int pair[2];
+    char *text;
+
+    assert_non_null(module->adopt_peer);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    /* held for the child until its connection is there */
+    assert_int_equal(module->send(root->overlay, 1, TEST_TAG, "early", 5), HERD_SUCCESS);
+    assert_int_equal(module->adopt_peer(root->overlay, pair[0], 1), HERD_SUCCESS);
+    assert_true(fcntl(pair[0], F_GETFL) & O_NONBLOCK);
+    assert_true(fcntl(pair[0], F_GETFD) & FD_CLOEXEC);
+    assert_int_equal(module->adopt_peer(root->overlay, pair[0], 1), HERD_ERR_EXISTS);
+    assert_int_equal(module->adopt_peer(child->overlay, pair[1], 0), HERD_SUCCESS);
+    assert_int_equal(node_stats(root).neighbours_up, 1);
+    assert_int_equal(node_stats(child).neighbours_up, 1);
+    assert_int_equal(module->send(child->overlay, 0, TEST_TAG, "hello", 5), HERD_SUCCESS);
+    run_until(nodes, 2, node_has_got, root, "the child's message over the socketpair");
+    run_until(nodes, 2, node_has_got, child, "the root's queued message over the socketpair");
+    assert_int_equal(root->got[0].src, 1);
+    assert_memory_equal(root->got[0].data, "hello", 5);
+    assert_int_equal(child->got[0].src, 0);
+    assert_memory_equal(child->got[0].data, "early", 5);
+    assert_int_equal(node_stats(root).peers_rejected, 0);
+    /* the child leaves in order: a goodbye, not a loss */
+    module->finalize(child->overlay);
+    child->overlay = NULL;
+    run_until(nodes, 1, node_has_lost, root, "the root to see the child leave");
+    assert_int_equal(root->lost[0].peer, 1);
+    assert_int_equal(root->lost[0].status, HERD_SUCCESS);
+    assert_int_equal(node_stats(root).neighbours_up, 0);
+    node_free(child);
+    node_free(root);
+
+    /* the other end closed without a word (the daemon died before adopting it): a loss */
+    root = node_new_with(0, 2, 2, "test-dvm", test_secret, false);
+    nodes[0] = root;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    assert_int_equal(module->adopt_peer(root->overlay, pair[0], 1), HERD_SUCCESS);
+    close(pair[1]);
+    run_until(nodes, 1, node_has_lost, root, "the root to see the closed end");
+    assert_int_equal(root->lost[0].peer, 1);
+    assert_int_equal(root->lost[0].status, HERD_ERR_UNREACH);
+    assert_contains(root->lost[0].reason, "a socket shared at fork");
+    node_free(root);
+
+    /* not a neighbour, not a stream, not connected, not a socket: refused, the caller's still */
+    root = node_new_with(0, 7, 2, "test-dvm", test_secret, false);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    assert_int_equal(module->adopt_peer(root->overlay, pair[0], 3), HERD_ERR_BAD_PARAM);
+    assert_int_equal(module->adopt_peer(root->overlay, pair[0], 0), HERD_ERR_BAD_PARAM);
+    assert_int_equal(module->adopt_peer(root->overlay, -1, 1), HERD_ERR_BAD_PARAM);
+    assert_true(fcntl(pair[0], F_GETFD) >= 0);
+    close(pair[0]);
+    close(pair[1]);
+    struct {
+        int domain, type;
+        const char *why;
+    } bad[] = {{AF_UNIX, SOCK_DGRAM, "it is not a stream socket"},
+               {AF_UNIX, SOCK_STREAM, "it is not connected"},
+               {-1, 0, "it is not an open socket"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        int fds[2] = {-1, -1};
+        if (bad[i].domain < 0) {
+            assert_int_equal(pipe(fds), 0);
+        } else {
+            fds[0] = socket(bad[i].domain, bad[i].type | SOCK_CLOEXEC, 0);
+            assert_true(fds[0] >= 0);
+        }
+        herd_test_capture_start(&stderr_capture);
+        assert_int_equal(module->adopt_peer(root->overlay, fds[0], 2), HERD_ERR_BAD_PARAM);
+        text = herd_test_capture_stop(&stderr_capture);
+        assert_contains(text, bad[i].why);
+        assert_contains(text, "as its connection to daemon 2");
+        free(text);
+        assert_true(fcntl(fds[0], F_GETFD) >= 0);
+        close(fds[0]);
+        if (fds[1] >= 0) {
+            close(fds[1]);
+        }
+    }
+    assert_int_equal(node_stats(root).neighbours_up, 0);
+    node_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2438,6 +2529,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_misbehaving_neighbour, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_from_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt_listener, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt_peer, setup, teardown),
     };
 
     /* SIGPIPE must never be what ends a daemon: leave it at its default to prove it */

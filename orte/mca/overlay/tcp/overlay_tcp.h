@@ -160,6 +160,8 @@ struct orte_overlay {
 int overlay_tcp_conn_accept(struct orte_overlay *overlay, int fd, const char *address);
 int overlay_tcp_conn_connect(struct orte_overlay *overlay, const struct sockaddr *address,
                              socklen_t address_length);
+/* An established connection to peer on a socket that needs no handshake (adopt_peer). */
+int overlay_tcp_conn_adopt(struct orte_overlay *overlay, int fd, overlay_tcp_peer_t *peer);
 /* Close without callbacks (finalize); with bye, first try to say goodbye. */
 void overlay_tcp_conn_close(overlay_tcp_conn_t *conn, bool bye);
 /* Queue (or write at once) a frame for peer; payload gathered from iov. */

@@ -404,6 +404,31 @@ int overlay_tcp_conn_accept(orte_overlay_t *overlay, int fd, const char *address
     return HERD_SUCCESS;
 }
 
+int overlay_tcp_conn_adopt(orte_overlay_t *overlay, int fd, overlay_tcp_peer_t *peer)
+{
+    overlay_tcp_conn_t *conn = NULL;
+    bool parent = (peer == &overlay->parent);
+    int rc;
+
+    rc = conn_new(overlay, fd, parent, "a socket shared at fork", &conn);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    opal_event_del(conn->timer); /* no handshake to wait for */
+    conn->peer = peer;
+    conn->state = OVERLAY_TCP_CONN_UP;
+    peer->conn = conn;
+    peer->state = OVERLAY_TCP_PEER_UP;
+    overlay->stats.neighbours_up++;
+    if (NULL != peer->queue.head) {
+        conn_want_write(conn);
+    }
+    opal_output_verbose(5, overlay_tcp_output(),
+                        "overlay tcp: daemon %u: %s %u connected by a socket shared at fork",
+                        overlay->vpid, parent ? "parent" : "child", peer->vpid);
+    return HERD_SUCCESS;
+}
+
 int overlay_tcp_conn_connect(orte_overlay_t *overlay, const struct sockaddr *address,
                              socklen_t address_length)
 {

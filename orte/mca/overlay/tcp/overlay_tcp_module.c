@@ -550,6 +550,58 @@ static int overlay_tcp_connect_parent(orte_overlay_t *overlay, const char *uri)
     return overlay_tcp_conn_connect(overlay, (struct sockaddr *) &address, length);
 }
 
+static int overlay_tcp_adopt_peer(orte_overlay_t *overlay, int fd, orte_vpid_t vpid)
+{
+    overlay_tcp_peer_t *peer;
+    struct sockaddr_storage remote;
+    socklen_t length = sizeof(remote);
+    int type = 0;
+    socklen_t size = sizeof(type);
+    const char *why = NULL;
+    char fd_text[16];
+    int flags;
+
+    if (NULL == overlay || fd < 0 || overlay->finalize_requested) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    peer = overlay_tcp_neighbour(overlay, vpid);
+    if (NULL == peer) {
+        opal_output_verbose(1, overlay_tcp_output(),
+                            "overlay tcp: daemon %u cannot adopt a connection to daemon %u: it is "
+                            "not a neighbour in the tree",
+                            overlay->vpid, vpid);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (NULL != peer->conn || OVERLAY_TCP_PEER_UP == peer->state) {
+        return HERD_ERR_EXISTS;
+    }
+    if (0 != getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size)) {
+        why = "it is not an open socket";
+    } else if (SOCK_STREAM != type) {
+        why = "it is not a stream socket";
+    } else if (0 != getpeername(fd, (struct sockaddr *) &remote, &length)) {
+        why = "it is not connected";
+    }
+    if (NULL != why) {
+        snprintf(fd_text, sizeof(fd_text), "%d", fd);
+        opal_show_help(OVERLAY_TCP_HELP_FILE, "adopt-bad-peer-fd", true, overlay->vpid, fd_text,
+                       vpid, why, vpid);
+        return HERD_ERR_BAD_PARAM;
+    }
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || 0 != fcntl(fd, F_SETFL, flags | O_NONBLOCK)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || 0 != fcntl(fd, F_SETFD, flags | FD_CLOEXEC)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    if (peer == &overlay->parent) {
+        snprintf(overlay->parent.uri, sizeof(overlay->parent.uri), "%s", "(a socket shared at fork)");
+    }
+    return overlay_tcp_conn_adopt(overlay, fd, peer);
+}
+
 static void overlay_tcp_report_too_large(const orte_overlay_t *overlay, orte_vpid_t dst,
                                          uint16_t tag, size_t length)
 {
@@ -723,6 +775,7 @@ const orte_overlay_module_t overlay_tcp_module = {
     .listen = overlay_tcp_listen,
     .adopt_listener = overlay_tcp_adopt_listener,
     .connect_parent = overlay_tcp_connect_parent,
+    .adopt_peer = overlay_tcp_adopt_peer,
     .send = overlay_tcp_send,
     .sendv = overlay_tcp_sendv,
     .register_recv = overlay_tcp_register_recv,
