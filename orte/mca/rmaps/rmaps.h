@@ -204,7 +204,8 @@ OPAL_EXPORT void orte_rmaps_binding_line(const char *node_name, const orte_rmaps
                                          char *text, size_t size);
 
 /* The topology an inventory describes: its XML when it carries one, else its synthetic
- * description. *topology (destroy with hwloc_topology_destroy) set only on success;
+ * description (a copy of what an earlier call in this process, or before its fork, loaded from
+ * the same description). *topology (destroy with hwloc_topology_destroy) set only on success;
  * HERD_ERR_NOT_FOUND when the inventory has neither, HERD_ERR_BAD_PARAM when it does not load. */
 OPAL_EXPORT int orte_rmaps_topology_load(const orte_inventory_t *inventory,
                                          hwloc_topology_t *topology);

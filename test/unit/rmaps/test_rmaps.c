@@ -1137,6 +1137,47 @@ static void test_inventory_topology(void **state)
     empty.synthetic = (char *) "pack:nonsense";
     assert_int_equal(HERD_ERR_BAD_PARAM, orte_rmaps_topology_load(&empty, &topo));
     assert_null(topo);
+    /* a bad description is not remembered as good: refused again */
+    assert_int_equal(HERD_ERR_BAD_PARAM, orte_rmaps_topology_load(&empty, &topo));
+    assert_null(topo);
+    orte_inventory_free(inv);
+}
+
+/* Loading a description again gives a copy of the first load: the same topology, the caller's
+ * own (destroying one leaves the next intact), for more descriptions than the cache holds. */
+static void test_topology_reloaded(void **state)
+{
+    (void) state;
+    const char *specs[] = {T_2X2X1, T_2X4X2, "pack:1 core:3 pu:1", "pack:3 core:1 pu:2",
+                           "pack:2 core:5 pu:1", T_2X2X1};
+    const int cores[] = {4, 8, 3, 3, 10, 4};
+    for (int round = 0; round < 3; ++round) {
+        for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); ++i) {
+            orte_inventory_t inv = {0};
+            hwloc_topology_t a = NULL, b = NULL;
+            inv.synthetic = (char *) specs[i];
+            assert_int_equal(HERD_SUCCESS, orte_rmaps_topology_load(&inv, &a));
+            assert_int_equal(HERD_SUCCESS, orte_rmaps_topology_load(&inv, &b));
+            assert_true(a != b);
+            assert_int_equal(cores[i], hwloc_get_nbobjs_by_type(a, HWLOC_OBJ_CORE));
+            hwloc_topology_destroy(a);
+            assert_int_equal(cores[i], hwloc_get_nbobjs_by_type(b, HWLOC_OBJ_CORE));
+            hwloc_topology_destroy(b);
+        }
+    }
+    /* the same machine as XML */
+    orte_inventory_t *inv = NULL;
+    hwloc_topology_t a = NULL, b = NULL;
+    assert_int_equal(HERD_SUCCESS, orte_inventory_collect("n0", T_2X4X2, NULL, &inv));
+    assert_non_null(inv->xml);
+    free(inv->synthetic); /* load from the XML */
+    inv->synthetic = NULL;
+    assert_int_equal(HERD_SUCCESS, orte_rmaps_topology_load(inv, &a));
+    assert_int_equal(HERD_SUCCESS, orte_rmaps_topology_load(inv, &b));
+    assert_int_equal(16, hwloc_get_nbobjs_by_type(a, HWLOC_OBJ_PU));
+    assert_int_equal(16, hwloc_get_nbobjs_by_type(b, HWLOC_OBJ_PU));
+    hwloc_topology_destroy(a);
+    hwloc_topology_destroy(b);
     orte_inventory_free(inv);
 }
 
@@ -1252,6 +1293,7 @@ int main(void)
         cmocka_unit_test(test_planned_counts),
         cmocka_unit_test(test_planned_error_stops),
         cmocka_unit_test(test_inventory_topology),
+        cmocka_unit_test(test_topology_reloaded),
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_scale),
     };

@@ -2,6 +2,8 @@
  * topology from its inventory. */
 #include "herd_config.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +126,54 @@ void orte_rmaps_binding_line(const char *node_name, const orte_rmaps_proc_t *pro
     }
 }
 
+/* The topologies this process loaded, by their description (XML or synthetic): a session
+ * daemon forked by herdrun would parse the XML herdrun just parsed (0.1-0.2 ms), and a spawn
+ * the one its job did; a copy costs 0.01 ms. A few descriptions at most: the nodes of a DVM
+ * are usually alike. */
+#define TOPOLOGY_CACHE_SIZE 4
+
+static struct {
+    char kind; /* 'x' XML, 's' synthetic */
+    char *text;
+    hwloc_topology_t topology;
+} topology_cache[TOPOLOGY_CACHE_SIZE];
+static unsigned topology_cache_next;
+static pthread_mutex_t topology_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool topology_cached(char kind, const char *text, hwloc_topology_t *topology)
+{
+    bool found = false;
+    pthread_mutex_lock(&topology_cache_lock);
+    for (unsigned i = 0; i < TOPOLOGY_CACHE_SIZE && !found; ++i) {
+        if (NULL != topology_cache[i].text && kind == topology_cache[i].kind &&
+            0 == strcmp(text, topology_cache[i].text)) {
+            found = 0 == hwloc_topology_dup(topology, topology_cache[i].topology);
+        }
+    }
+    pthread_mutex_unlock(&topology_cache_lock);
+    return found;
+}
+
+static void topology_remember(char kind, const char *text, hwloc_topology_t loaded)
+{
+    hwloc_topology_t copy;
+    char *key = strdup(text);
+    if (NULL == key || 0 != hwloc_topology_dup(&copy, loaded)) {
+        free(key);
+        return; /* not remembered: the next load parses again */
+    }
+    pthread_mutex_lock(&topology_cache_lock);
+    unsigned slot = topology_cache_next++ % TOPOLOGY_CACHE_SIZE;
+    if (NULL != topology_cache[slot].text) {
+        free(topology_cache[slot].text);
+        hwloc_topology_destroy(topology_cache[slot].topology);
+    }
+    topology_cache[slot].kind = kind;
+    topology_cache[slot].text = key;
+    topology_cache[slot].topology = copy;
+    pthread_mutex_unlock(&topology_cache_lock);
+}
+
 int orte_rmaps_topology_load(const orte_inventory_t *inventory, hwloc_topology_t *topology)
 {
     hwloc_topology_t topo;
@@ -131,6 +181,11 @@ int orte_rmaps_topology_load(const orte_inventory_t *inventory, hwloc_topology_t
 
     if (NULL == inventory || (NULL == inventory->xml && NULL == inventory->synthetic)) {
         return HERD_ERR_NOT_FOUND;
+    }
+    char kind = NULL != inventory->xml ? 'x' : 's';
+    const char *text = NULL != inventory->xml ? inventory->xml : inventory->synthetic;
+    if (topology_cached(kind, text, topology)) {
+        return HERD_SUCCESS;
     }
     if (0 != hwloc_topology_init(&topo)) {
         return HERD_ERR_OUT_OF_RESOURCE;
@@ -145,6 +200,7 @@ int orte_rmaps_topology_load(const orte_inventory_t *inventory, hwloc_topology_t
         hwloc_topology_destroy(topo);
         return HERD_ERR_BAD_PARAM;
     }
+    topology_remember(kind, text, topo);
     *topology = topo;
     return HERD_SUCCESS;
 }
