@@ -120,8 +120,8 @@ typedef struct session {
     uint32_t *used; /* per candidate: processes of the job (and its spawns) placed there */
     spawn_req_t *spawn_reqs;
     uint32_t next_spawn_id;
-    int iof_sock; /* a one-node job: herdrun reads the pipes itself, sent here */
-    int stdin_fd; /* a one-node job: herdrun's stdin, for the stdin target (or -1) */
+    int iof_sock;    /* a one-node job: herdrun reads the pipes itself, sent here */
+    int stdin_fd;    /* a one-node job: herdrun's stdin, for the stdin target (or -1) */
     int parent_sock; /* a one-node job: the overlay connection to herdrun, made at fork (or -1) */
     bool iof_drained;
 

@@ -99,7 +99,7 @@ OPAL_EXPORT int orte_session_segment_pack(opal_buffer_t *buffer, const char *nod
  * launcher adopted as its overlay connection to vpid 1 (the overlay's adopt_peer): the daemon
  * adopts it as its parent connection instead of dialling the job's sink_uri. Returns the exit
  * status, for _exit (not exit: see orte_session_main). */
-OPAL_EXPORT int orte_session_run_forked(const void *segment, size_t len, pid_t parent,
-                                        int iof_sock, int stdin_fd, int parent_sock);
+OPAL_EXPORT int orte_session_run_forked(const void *segment, size_t len, pid_t parent, int iof_sock,
+                                        int stdin_fd, int parent_sock);
 
 #endif /* ORTE_RUNTIME_SESSION_H */

@@ -1148,8 +1148,9 @@ static void test_inventory_topology(void **state)
 static void test_topology_reloaded(void **state)
 {
     (void) state;
-    const char *specs[] = {T_2X2X1, T_2X4X2, "pack:1 core:3 pu:1", "pack:3 core:1 pu:2",
-                           "pack:2 core:5 pu:1", T_2X2X1};
+    const char *specs[] = {
+        T_2X2X1, T_2X4X2, "pack:1 core:3 pu:1", "pack:3 core:1 pu:2", "pack:2 core:5 pu:1",
+        T_2X2X1};
     const int cores[] = {4, 8, 3, 3, 10, 4};
     for (int round = 0; round < 3; ++round) {
         for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); ++i) {

@@ -597,7 +597,8 @@ static int overlay_tcp_adopt_peer(orte_overlay_t *overlay, int fd, orte_vpid_t v
         return HERD_ERR_IN_ERRNO;
     }
     if (peer == &overlay->parent) {
-        snprintf(overlay->parent.uri, sizeof(overlay->parent.uri), "%s", "(a socket shared at fork)");
+        snprintf(overlay->parent.uri, sizeof(overlay->parent.uri), "%s",
+                 "(a socket shared at fork)");
     }
     return overlay_tcp_conn_adopt(overlay, fd, peer);
 }
