@@ -89,7 +89,7 @@ static int send_request(opal_native_type_t type, const opal_buffer_t *payload, u
     int rc = opal_native_encode(type, this_id, NULL != payload ? payload->base : NULL,
                                 NULL != payload ? payload->used : 0, &frame);
     if (HERD_SUCCESS == rc) {
-        rc = opal_fd_write_all(herd.fd, frame.base, frame.used);
+        rc = opal_fd_send_all(herd.fd, frame.base, frame.used);
         if (HERD_SUCCESS != rc) {
             rc = fail(HERD_ERR_UNREACH, "the session daemon is gone (writing to it: %s)",
                       strerror(errno));

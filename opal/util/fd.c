@@ -4,16 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "opal/util/fd.h"
 
-int opal_fd_write_all(int fd, const void *data, size_t len)
+static int put_all(int fd, const void *data, size_t len, bool socket)
 {
     const uint8_t *p = data;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = socket ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
         if (n < 0 && EINTR == errno) {
             continue;
         }
@@ -29,6 +31,16 @@ int opal_fd_write_all(int fd, const void *data, size_t len)
         len -= (size_t) n;
     }
     return HERD_SUCCESS;
+}
+
+int opal_fd_write_all(int fd, const void *data, size_t len)
+{
+    return put_all(fd, data, len, false);
+}
+
+int opal_fd_send_all(int fd, const void *data, size_t len)
+{
+    return put_all(fd, data, len, true);
 }
 
 void opal_fd_fill_stdio(void)

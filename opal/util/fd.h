@@ -11,6 +11,13 @@
  * it takes more. HERD_ERR_IN_ERRNO (errno set) when the descriptor refuses (a closed pipe). */
 OPAL_EXPORT int opal_fd_write_all(int fd, const void *data, size_t len);
 
+/* The same for a socket, with MSG_NOSIGNAL: a peer that is gone (a process that died, a daemon
+ * killed) is HERD_ERR_IN_ERRNO with errno EPIPE, never a SIGPIPE that kills the writer. Every
+ * socket a library or daemon writes to goes through this, not opal_fd_write_all: the process
+ * may not ignore SIGPIPE (an application linking libherd, a unit test). ENOTSOCK for anything
+ * else. */
+OPAL_EXPORT int opal_fd_send_all(int fd, const void *data, size_t len);
+
 /* Open /dev/null on whichever of stdin, stdout and stderr is closed (herdrun <&- or >&-) or
  * open the wrong way (stdout read-only), at a tool's start: else the first socket or pipe it
  * opens would take that number, and the processes' input or output would be read from it or

@@ -35,8 +35,8 @@ static int send_frame(int fd, const opal_buffer_t *buffer)
 {
     uint8_t header[4] = {(uint8_t) (buffer->used >> 24), (uint8_t) (buffer->used >> 16),
                          (uint8_t) (buffer->used >> 8), (uint8_t) buffer->used};
-    int rc = opal_fd_write_all(fd, header, sizeof(header));
-    return HERD_SUCCESS == rc ? opal_fd_write_all(fd, buffer->base, buffer->used) : rc;
+    int rc = opal_fd_send_all(fd, header, sizeof(header));
+    return HERD_SUCCESS == rc ? opal_fd_send_all(fd, buffer->base, buffer->used) : rc;
 }
 
 /* Bytes read so far on a connection; a frame is complete once header and payload are in. */

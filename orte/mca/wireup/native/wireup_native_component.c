@@ -132,7 +132,7 @@ static void send_reply(native_conn_t *c, uint32_t request, int status, const cha
         rc = opal_native_encode(OPAL_NATIVE_REPLY, request, payload.base, payload.used, &frame);
     }
     if (HERD_SUCCESS == rc) {
-        rc = opal_fd_write_all(c->fd, frame.base, frame.used);
+        rc = opal_fd_send_all(c->fd, frame.base, frame.used);
     }
     opal_buffer_destruct(&payload);
     opal_buffer_destruct(&frame);

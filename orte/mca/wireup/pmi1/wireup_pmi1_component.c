@@ -156,7 +156,7 @@ static void reply(pmi1_conn_t *c, const char *fmt, ...)
         n = snprintf(line, sizeof(line), "cmd=error rc=-1 msg=answer_too_long\n");
     }
     /* a process that stopped reading is its own problem: its socket is large, answers small */
-    if (HERD_SUCCESS != opal_fd_write_all(c->fd, line, (size_t) n)) {
+    if (HERD_SUCCESS != opal_fd_send_all(c->fd, line, (size_t) n)) {
         opal_output_verbose(5, orte_wireup_base_framework.output,
                             "wireup pmi1: rank %u no longer reads its PMI socket", c->rank);
     }
