@@ -5,7 +5,8 @@
 # Usage: contrib/bench/launch.sh [--message-size] [PREFIX]
 #   PREFIX: an installed herd (default ./install, as contrib/setup-debian.sh makes it).
 #   --message-size: only the launch message table (LAUNCH_BENCH_MSG=1: both tables).
-#   LAUNCH_BENCH_REPS (default 10): timed runs per cell, after one untimed warm-up run.
+#   LAUNCH_BENCH_REPS (default 10): timed runs per cell, after one untimed warm-up run; the
+#     launchers of one N take turns, one run each per round.
 #   LAUNCH_BENCH_MSG_REPS (default 3): timed runs per size of the message table (no warm-up).
 #   LAUNCH_BENCH_TIMEOUT (default 60): seconds a launch may take before it is killed and its
 #     cell marked FAIL; the message table allows ten times that.
@@ -88,21 +89,21 @@ for candidate in mpiexec.hydra mpiexec.mpich; do
 done
 HYDRA_FLAGS="-launcher fork"
 
-# measure NAME N COMMAND...: time COMMAND; its median (ms) or FAIL in med_NAME_N, and its
-# table cell ("median / best" or FAIL) in cell_NAME_N.
-measure() {
+# run_once NAME N WARMUP COMMAND...: one timed run of COMMAND (after WARMUP untimed ones), its
+# ms appended to $TMP/ms.NAME.N; a failure marks the cell FAIL ($TMP/fail.NAME.N), says why on
+# stderr, and the cell's later rounds are skipped.
+run_once() {
     name=$1
     n=$2
-    shift 2
-    if out=$("$FORKLOOP" --time --reps "$REPS" --timeout "$TIMEOUT" --log "$TMP/out" -- "$@" \
-        2>"$TMP/err"); then
-        eval "med_${name}_$n=\$(echo \"\$out\" | cut -d' ' -f2)"
-        eval "cell_${name}_$n=\$(echo \"\$out\" | awk '{printf \"%.2f / %.2f\", \$2, \$1}')"
+    warmup=$3
+    shift 3
+    [ -e "$TMP/fail.$name.$n" ] && return 0
+    if out=$("$FORKLOOP" --time --warmup "$warmup" --reps 1 --timeout "$TIMEOUT"         --log "$TMP/out" -- "$@" 2>"$TMP/err"); then
+        echo "$out" | cut -d' ' -f2 >>"$TMP/ms.$name.$n"
         # a warning (processes left behind) is worth seeing even when the times are good
         [ -s "$TMP/err" ] && sed "s/^/launch.sh: $name -n $n: /" "$TMP/err" >&2
     else
-        eval "med_${name}_$n=FAIL"
-        eval "cell_${name}_$n=FAIL"
+        : >"$TMP/fail.$name.$n"
         {
             echo "launch.sh: $name -n $n failed: $*"
             sed 's/^/    /' "$TMP/err"
@@ -110,6 +111,33 @@ measure() {
         } >&2
     fi
     return 0
+}
+
+# summarize NAME N: the cell's median (ms) or FAIL into med_NAME_N, and "median / best" or FAIL
+# into cell_NAME_N (forkloop's median: the middle run, or the mean of the middle two).
+summarize() {
+    if [ -e "$TMP/fail.$1.$2" ] || [ ! -s "$TMP/ms.$1.$2" ]; then
+        eval "med_$1_$2=FAIL; cell_$1_$2=FAIL"
+        return 0
+    fi
+    # shellcheck disable=SC2034 # read by the eval below
+    stats=$(sort -n "$TMP/ms.$1.$2" | awk '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.3f %.2f / %.2f", m, m, v[1] }')
+    eval "med_$1_$2=\${stats%% *}; cell_$1_$2=\${stats#* }"
+}
+
+# measure NAME N COMMAND...: REPS runs of COMMAND in a row (after one untimed), summarized.
+measure() {
+    name=$1
+    n=$2
+    shift 2
+    round=0
+    while [ "$round" -lt "$REPS" ]; do
+        run_once "$name" "$n" $((round == 0 ? 1 : 0)) "$@"
+        round=$((round + 1))
+    done
+    summarize "$name" "$n"
 }
 
 # ratio A B: A/B of two medians, or n/a.
@@ -130,7 +158,8 @@ target() {
 }
 
 launch_table() {
-    echo "launch of N x /bin/true, wall time in ms: median / best of $REPS runs (after 1 warm-up)"
+    echo "launch of N x /bin/true, wall time in ms: median / best of $REPS runs (after 1 warm-up),"
+    echo "the launchers taking turns (one run each per round)"
     echo "  fork loop: forkloop N /bin/true (fork+execve all N, then wait for all)"
     if [ -n "$HERDRUN" ]; then
         echo "  herdrun:   $HERDRUN -n N --oversubscribe /bin/true"
@@ -152,14 +181,28 @@ launch_table() {
         for name in loop herdrun mpirun hydra; do
             eval "med_${name}_$n=n/a; cell_${name}_$n=n/a"
         done
-        measure loop "$n" "$FORKLOOP" "$n" /bin/true
-        # word splitting of the flag lists is intended: they hold no spaces within a flag
-        # shellcheck disable=SC2086
-        [ -n "$HERDRUN" ] && measure herdrun "$n" "$HERDRUN" -n "$n" --oversubscribe /bin/true
-        # shellcheck disable=SC2086
-        [ -n "$MPIRUN" ] && measure mpirun "$n" "$MPIRUN" $MPIRUN_FLAGS -n "$n" /bin/true
-        # shellcheck disable=SC2086
-        [ -n "$HYDRA" ] && measure hydra "$n" "$HYDRA" $HYDRA_FLAGS -n "$n" /bin/true
+        # The launchers take turns, one run each per round, so that the machine speeding up or
+        # slowing down during the table weighs on all of them alike (a VM's speed wanders by
+        # tens of percent within a minute); the first round also runs each once untimed.
+        round=0
+        while [ "$round" -lt "$REPS" ]; do
+            warm=$((round == 0 ? 1 : 0))
+            run_once loop "$n" "$warm" "$FORKLOOP" "$n" /bin/true
+            # word splitting of the flag lists is intended: they hold no spaces within a flag
+            # shellcheck disable=SC2086
+            [ -n "$HERDRUN" ] && run_once herdrun "$n" "$warm" "$HERDRUN" -n "$n" \
+                --oversubscribe /bin/true
+            # shellcheck disable=SC2086
+            [ -n "$MPIRUN" ] && run_once mpirun "$n" "$warm" "$MPIRUN" $MPIRUN_FLAGS -n "$n" \
+                /bin/true
+            # shellcheck disable=SC2086
+            [ -n "$HYDRA" ] && run_once hydra "$n" "$warm" "$HYDRA" $HYDRA_FLAGS -n "$n" /bin/true
+            round=$((round + 1))
+        done
+        summarize loop "$n"
+        [ -n "$HERDRUN" ] && summarize herdrun "$n"
+        [ -n "$MPIRUN" ] && summarize mpirun "$n"
+        [ -n "$HYDRA" ] && summarize hydra "$n"
         eval "printf '%-7s %-17s %-17s %-17s %s\n' $n \"\$cell_loop_$n\" \"\$cell_herdrun_$n\" \
             \"\$cell_mpirun_$n\" \"\$cell_hydra_$n\""
     done
