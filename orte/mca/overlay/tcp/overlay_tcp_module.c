@@ -473,6 +473,20 @@ err_report:
     return HERD_ERR_SILENT;
 }
 
+/* A descriptor handed to the endpoint becomes non-blocking and close-on-exec, like its own. */
+static int overlay_tcp_fd_take(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || 0 != fcntl(fd, F_SETFL, flags | O_NONBLOCK)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || 0 != fcntl(fd, F_SETFD, flags | FD_CLOEXEC)) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    return HERD_SUCCESS;
+}
+
 static int overlay_tcp_adopt_listener(orte_overlay_t *overlay, int fd, char **uri)
 {
     struct sockaddr_storage bound;
@@ -481,7 +495,6 @@ static int overlay_tcp_adopt_listener(orte_overlay_t *overlay, int fd, char **ur
     int accepting = 0;
     socklen_t size;
     const char *why = NULL;
-    int flags;
     char fd_text[16];
 
     if (NULL == overlay || NULL == uri || fd < 0 || overlay->finalize_requested) {
@@ -509,12 +522,7 @@ static int overlay_tcp_adopt_listener(orte_overlay_t *overlay, int fd, char **ur
         opal_show_help(OVERLAY_TCP_HELP_FILE, "adopt-bad-fd", true, overlay->vpid, fd_text, why);
         return HERD_ERR_BAD_PARAM;
     }
-    flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || 0 != fcntl(fd, F_SETFL, flags | O_NONBLOCK)) {
-        return HERD_ERR_IN_ERRNO;
-    }
-    flags = fcntl(fd, F_GETFD);
-    if (flags < 0 || 0 != fcntl(fd, F_SETFD, flags | FD_CLOEXEC)) {
+    if (HERD_SUCCESS != overlay_tcp_fd_take(fd)) {
         return HERD_ERR_IN_ERRNO;
     }
     return overlay_tcp_listener_start(overlay, fd, uri);
@@ -559,7 +567,6 @@ static int overlay_tcp_adopt_peer(orte_overlay_t *overlay, int fd, orte_vpid_t v
     socklen_t size = sizeof(type);
     const char *why = NULL;
     char fd_text[16];
-    int flags;
 
     if (NULL == overlay || fd < 0 || overlay->finalize_requested) {
         return HERD_ERR_BAD_PARAM;
@@ -588,12 +595,7 @@ static int overlay_tcp_adopt_peer(orte_overlay_t *overlay, int fd, orte_vpid_t v
                        vpid, why, vpid);
         return HERD_ERR_BAD_PARAM;
     }
-    flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || 0 != fcntl(fd, F_SETFL, flags | O_NONBLOCK)) {
-        return HERD_ERR_IN_ERRNO;
-    }
-    flags = fcntl(fd, F_GETFD);
-    if (flags < 0 || 0 != fcntl(fd, F_SETFD, flags | FD_CLOEXEC)) {
+    if (HERD_SUCCESS != overlay_tcp_fd_take(fd)) {
         return HERD_ERR_IN_ERRNO;
     }
     if (peer == &overlay->parent) {
