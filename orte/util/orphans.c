@@ -67,10 +67,9 @@ static size_t kill_children_once(const pid_t *known, size_t num_known)
 size_t orte_orphans_kill(const pid_t *known, size_t num_known)
 {
     size_t total = 0, round;
-    /* No child at all, the usual end of a job: one system call instead of reading /proc */
+    /* No child at all, the usual end of a job: one system call says so, no /proc to read */
     siginfo_t info;
-    if (0 == num_known && 0 != waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) &&
-        ECHILD == errno) {
+    if (0 != waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) && ECHILD == errno) {
         return 0;
     }
     /* killing one may re-parent its own children to us: go again until none is left */
