@@ -58,6 +58,29 @@ struct opal_mca_component {
 #define HERD_COMPONENT_VERSION PACKAGE_VERSION
 #endif
 
+/* What configure knows about a DSO component without loading it (its configure.m4 declares it
+ * with HERD_MCA_<layer>_<fw>_<comp>_PRIORITY and _AVAILABLE_WHEN). A framework given these
+ * hints loads such a component only when its selection could pick it: when one of the
+ * component's own variables is set, when an include selection names it, or when the
+ * availability condition holds and its priority could beat the components already offering.
+ * Tables end with a NULL name. */
+typedef struct opal_mca_component_hint {
+    const char *name;
+    /* the highest priority query() offers while none of the component's variables is set */
+    int priority;
+    /* space-separated alternatives, of which one must hold for query() to accept: env:NAME (an
+     * environment variable set and not empty) or var:NAME (an MCA variable given a value); NULL
+     * or "" when it may always accept */
+    const char *available_when;
+} opal_mca_component_hint_t;
+
+/* A DSO component found on the search path and not loaded yet (see the hints above). */
+typedef struct opal_mca_deferred {
+    char *name;
+    char *path; /* without extension, as found */
+    const opal_mca_component_hint_t *hint;
+} opal_mca_deferred_t;
+
 /* One found component, as the framework base keeps it. */
 typedef struct opal_mca_component_entry {
     const opal_mca_component_t *component;
@@ -65,6 +88,7 @@ typedef struct opal_mca_component_entry {
     char *filename;        /* full path of the DSO, NULL for static */
     void *dl_handle;       /* libltdl handle, NULL for static */
     bool opened;           /* open() succeeded */
+    bool offered;          /* query() offered a module at the last selection */
     void *module;          /* from query(), when selected */
     int priority;          /* from query(), when selected */
 } opal_mca_component_entry_t;
@@ -99,6 +123,11 @@ typedef struct opal_mca_framework {
     /* Set before the framework is registered: the selection's default in this program (NULL:
      * every component). A selection the user makes still wins. */
     const char *default_selection;
+    /* Set statically (OPAL_MCA_FRAMEWORK_INIT_HINTS): the configure-generated hints of the
+     * framework's DSO components (base/component-hints.h), or NULL to load every one found. */
+    const opal_mca_component_hint_t *hints;
+    opal_mca_deferred_t *deferred; /* found, not loaded: each may still be loaded later */
+    size_t num_deferred;
 } opal_mca_framework_t;
 
 /* Declares a framework object statically (in the framework's base). */
@@ -107,10 +136,17 @@ typedef struct opal_mca_framework {
 /* The same for a base with variables of its own, registered by register_base_. */
 #define OPAL_MCA_FRAMEWORK_INIT_REGISTER(layer_, fw_, description_, multi_, static_table_,       \
                                          register_base_)                                         \
+    OPAL_MCA_FRAMEWORK_INIT_HINTS(layer_, fw_, description_, multi_, static_table_,              \
+                                  register_base_, NULL)
+/* The same for a framework that loads its DSO components only when its selection could pick
+ * them: hints_ is the table of base/component-hints.h. */
+#define OPAL_MCA_FRAMEWORK_INIT_HINTS(layer_, fw_, description_, multi_, static_table_,          \
+                                      register_base_, hints_)                                    \
     {                                                                                            \
         .layer = #layer_, .name = #fw_, .description = description_,                            \
         .interface_version = OPAL_MCA_##fw_##_INTERFACE_VERSION, .multi_select = multi_,         \
         .static_components = static_table_, .register_base = register_base_, .output = -1,     \
+        .hints = hints_,                                                                         \
     }
 
 /* Initialise the MCA system: variables, the component loader, the search path. Idempotent,
@@ -130,6 +166,13 @@ OPAL_EXPORT int opal_mca_framework_select(opal_mca_framework_t *fw);
  * framework is already selected; on failure the framework is closed again (so one close
  * always matches one successful open). */
 OPAL_EXPORT int opal_mca_framework_open_select(opal_mca_framework_t *fw);
+/* Load every component the framework deferred (see opal_mca_component_hint_t), registering
+ * their variables, and open them when the framework is open: for tools that show everything,
+ * and to check a setting that names none of the loaded components' variables. */
+OPAL_EXPORT int opal_mca_framework_load_deferred(opal_mca_framework_t *fw);
+/* Whether frameworks defer components at all (variable mca_base_component_defer, true by
+ * default); herd-info turns it off before registering anything, to show every component. */
+OPAL_EXPORT void opal_mca_set_defer(bool defer);
 /* Close every component, unload DSOs, forget the selection. Nothing when not open. */
 OPAL_EXPORT void opal_mca_framework_close(opal_mca_framework_t *fw);
 

@@ -140,8 +140,43 @@ static bool selection_leaves_out(const char *selection, const char *name)
     return listed == exclude;
 }
 
-/* Load one DSO candidate (path without extension) and add it if it passes every check. */
-static int load_dso(opal_mca_framework_t *fw, const char *path, const char *prefix)
+static const opal_mca_component_hint_t *find_hint(const opal_mca_framework_t *fw, const char *name)
+{
+    for (const opal_mca_component_hint_t *h = fw->hints; NULL != h && NULL != h->name; ++h) {
+        if (0 == strcmp(h->name, name)) {
+            return h;
+        }
+    }
+    return NULL;
+}
+
+static int add_deferred(opal_mca_framework_t *fw, const char *name, const char *path,
+                        const opal_mca_component_hint_t *hint)
+{
+    opal_mca_deferred_t *grown = realloc(fw->deferred, (fw->num_deferred + 1) * sizeof(*grown));
+    if (NULL == grown) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    fw->deferred = grown;
+    opal_mca_deferred_t *d = &grown[fw->num_deferred];
+    d->name = strdup(name);
+    d->path = strdup(path);
+    d->hint = hint;
+    if (NULL == d->name || NULL == d->path) {
+        free(d->name);
+        free(d->path);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    fw->num_deferred++;
+    opal_output_verbose(10, fw->output,
+                        "found component %s in %s: loaded only when it could be selected", name,
+                        path);
+    return HERD_SUCCESS;
+}
+
+/* Load one DSO candidate (path without extension) and add it if it passes every check; one
+ * configure gave a hint for is only noted when defer is set. */
+static int load_dso(opal_mca_framework_t *fw, const char *path, const char *prefix, bool defer)
 {
     char why[512];
     char *error = NULL;
@@ -167,6 +202,17 @@ static int load_dso(opal_mca_framework_t *fw, const char *path, const char *pref
         opal_output_verbose(10, fw->output, "ignoring %s: component %s already found in %s", path,
                             name, existing->is_static ? "the library" : existing->filename);
         return HERD_SUCCESS;
+    }
+    for (size_t i = 0; i < fw->num_deferred; ++i) {
+        if (0 == strcmp(fw->deferred[i].name, name)) {
+            opal_output_verbose(10, fw->output, "ignoring %s: component %s already found in %s",
+                                path, name, fw->deferred[i].path);
+            return HERD_SUCCESS;
+        }
+    }
+    const opal_mca_component_hint_t *hint = defer ? find_hint(fw, name) : NULL;
+    if (NULL != hint) {
+        return add_deferred(fw, name, path, hint);
     }
     rc = opal_mca_dl_open(path, &handle, &filename, &error);
     if (HERD_SUCCESS != rc) {
@@ -236,6 +282,7 @@ int opal_mca_components_find(opal_mca_framework_t *fw)
 #ifndef OPAL_MCA_STATIC_ONLY
     char prefix[OPAL_MCA_MAX_NAME_LEN + 8];
     snprintf(prefix, sizeof(prefix), "herd_%s_", fw->name);
+    bool defer = opal_mca_defer_enabled() && NULL != fw->hints;
     char **folders = opal_argv_split(opal_mca_component_path(), ':');
     if (NULL == folders) {
         return HERD_ERR_OUT_OF_RESOURCE;
@@ -244,7 +291,7 @@ int opal_mca_components_find(opal_mca_framework_t *fw)
         find_state_t state = {.prefix = prefix, .paths = NULL};
         opal_mca_dl_foreach(folders[f], collect_path, &state);
         for (size_t p = 0; NULL != state.paths && NULL != state.paths[p]; ++p) {
-            rc = load_dso(fw, state.paths[p], prefix);
+            rc = load_dso(fw, state.paths[p], prefix, defer);
             if (HERD_SUCCESS != rc) {
                 break;
             }
@@ -253,10 +300,41 @@ int opal_mca_components_find(opal_mca_framework_t *fw)
     }
     opal_argv_free(folders);
 #endif
+    opal_mca_components_sort(fw);
+    return rc;
+}
+
+void opal_mca_components_sort(opal_mca_framework_t *fw)
+{
     if (fw->num_components > 1) {
         qsort(fw->components, fw->num_components, sizeof(*fw->components), compare_entries);
     }
+}
+
+int opal_mca_components_load_deferred(opal_mca_framework_t *fw, size_t index,
+                                      opal_mca_component_entry_t **loaded)
+{
+    *loaded = NULL;
+#ifdef OPAL_MCA_STATIC_ONLY
+    (void) fw;
+    (void) index;
+    return HERD_ERR_NOT_FOUND;
+#else
+    opal_mca_deferred_t d = fw->deferred[index];
+    memmove(&fw->deferred[index], &fw->deferred[index + 1],
+            (fw->num_deferred - index - 1) * sizeof(*fw->deferred));
+    fw->num_deferred--;
+    char prefix[OPAL_MCA_MAX_NAME_LEN + 8];
+    snprintf(prefix, sizeof(prefix), "herd_%s_", fw->name);
+    size_t before = fw->num_components;
+    int rc = load_dso(fw, d.path, prefix, false);
+    free(d.name);
+    free(d.path);
+    if (HERD_SUCCESS == rc && fw->num_components > before) {
+        *loaded = &fw->components[fw->num_components - 1];
+    }
     return rc;
+#endif
 }
 
 void opal_mca_components_release(opal_mca_framework_t *fw)
@@ -277,4 +355,11 @@ void opal_mca_components_release(opal_mca_framework_t *fw)
     free(fw->components);
     fw->components = NULL;
     fw->num_components = 0;
+    for (size_t i = 0; i < fw->num_deferred; ++i) {
+        free(fw->deferred[i].name);
+        free(fw->deferred[i].path);
+    }
+    free(fw->deferred);
+    fw->deferred = NULL;
+    fw->num_deferred = 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "opal/mca/base/mca_base_internal.h"
 #include "opal/mca/base/mca_var.h"
@@ -23,6 +24,8 @@ static struct {
     char *user_path;       /* component_path */
     bool show_load_errors; /* mca_base_component_show_load_errors */
     bool unload;           /* mca_base_component_unload */
+    bool defer;            /* mca_base_component_defer */
+    bool defer_off;        /* opal_mca_set_defer(false): a tool that shows everything */
     char *search_path;     /* user_path + pkglibdir */
 } mca_core;
 
@@ -66,6 +69,18 @@ int opal_mca_init(void)
         "components pull in cannot all be unloaded safely (UCX patches other libraries' "
         "memory functions; some providers allocate in constructors they never undo)",
         OPAL_MCA_VAR_BOOL, &mca_core.unload);
+    if (rc < 0) {
+        goto err_register;
+    }
+    mca_core.defer = true;
+    rc = opal_mca_var_register_framework(
+        "mca_base", "component_defer",
+        "Load a component whose configure declared its priority and when it can be available "
+        "(ras slurm, errmgr continue, ...) only when the selection could pick it: when one of "
+        "its variables is set, when the framework's selection names it, or when it is "
+        "available and could beat the components already offering. False loads every "
+        "component found",
+        OPAL_MCA_VAR_BOOL, &mca_core.defer);
     if (rc < 0) {
         goto err_register;
     }
@@ -119,12 +134,33 @@ bool opal_mca_unload_components(void)
     return mca_core.unload;
 }
 
+bool opal_mca_defer_enabled(void)
+{
+    return mca_core.defer && !mca_core.defer_off;
+}
+
+void opal_mca_set_defer(bool defer)
+{
+    mca_core.defer_off = !defer;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
 /* Names of the found components joined with ", ", for messages. */
 static char *component_names(const opal_mca_framework_t *fw)
 {
     char **names = NULL;
     for (size_t i = 0; i < fw->num_components; ++i) {
         opal_argv_append(&names, fw->components[i].component->name);
+    }
+    for (size_t i = 0; i < fw->num_deferred; ++i) {
+        opal_argv_append(&names, fw->deferred[i].name);
+    }
+    if (NULL != names) {
+        qsort(names, opal_argv_count(names), sizeof(*names), compare_names);
     }
     char *joined = NULL != names ? opal_argv_join(names, ',') : strdup("(none)");
     opal_argv_free(names);
@@ -220,6 +256,9 @@ int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selecti
         for (size_t c = 0; c < fw->num_components; ++c) {
             known = known || 0 == strcmp(fw->components[c].component->name, *name);
         }
+        for (size_t d = 0; d < fw->num_deferred; ++d) {
+            known = known || 0 == strcmp(fw->deferred[d].name, *name);
+        }
         if (!known) {
             char *available = component_names(fw);
             opal_show_help(help_file, "selection-unknown", true, fw->name, *name,
@@ -236,6 +275,139 @@ int opal_mca_parse_selection(const opal_mca_framework_t *fw, const char *selecti
 out:
     opal_argv_free(list);
     return rc;
+}
+
+static int compare_selected(const void *a, const void *b);
+
+/* Whether a selection leaves component name out (names NULL: it selects every one). */
+static bool left_out(char **names, bool exclude, const char *name)
+{
+    return NULL != names && (opal_argv_find(names, name) >= 0) == exclude;
+}
+
+/* Open one component the selection keeps. */
+static void open_entry(opal_mca_framework_t *fw, opal_mca_component_entry_t *entry)
+{
+    const opal_mca_component_t *c = entry->component;
+    int crc = (NULL != c->open) ? c->open(c) : HERD_SUCCESS;
+    if (HERD_SUCCESS == crc) {
+        entry->opened = true;
+        opal_output_verbose(10, fw->output, "opened component %s", c->name);
+    } else if (HERD_ERR_NOT_AVAILABLE == crc) {
+        opal_output_verbose(10, fw->output, "component %s is not available here", c->name);
+    } else if (HERD_ERR_SILENT != crc) {
+        opal_show_help(help_file, "component-open-failed", true, fw->name, c->name,
+                       opal_strerror(crc));
+    }
+}
+
+/* Load fw->deferred[index]: its variables are registered when the framework's are, and it is
+ * opened when the framework is open and the selection keeps it. *loaded: its entry, or NULL
+ * when the DSO was refused. fw->components may move and is left unsorted. */
+static int load_one(opal_mca_framework_t *fw, size_t index, char **names, bool exclude,
+                    opal_mca_component_entry_t **loaded)
+{
+    int rc = opal_mca_components_load_deferred(fw, index, loaded);
+    if (HERD_SUCCESS != rc || NULL == *loaded) {
+        return rc;
+    }
+    const opal_mca_component_t *c = (*loaded)->component;
+    if (fw->registered && NULL != c->register_params) {
+        rc = c->register_params(c);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    if (fw->opened && !left_out(names, exclude, c->name)) {
+        open_entry(fw, *loaded);
+    }
+    return HERD_SUCCESS;
+}
+
+/* The selection as names (NULL: every component); one that does not parse keeps every
+ * component, and the framework's open reports it. */
+static void selection_names(const opal_mca_framework_t *fw, char ***names, bool *exclude)
+{
+    bool mixed = false;
+    if (HERD_SUCCESS != opal_mca_split_selection(fw->selection, exclude, names, &mixed) || mixed) {
+        opal_argv_free(*names);
+        *names = NULL;
+        *exclude = false;
+    }
+}
+
+/* Load the deferred components a user asked for: one of whose variables is set, or named by
+ * an include selection. */
+static int load_wanted(opal_mca_framework_t *fw)
+{
+    char **names = NULL;
+    bool exclude = false;
+    int rc = HERD_SUCCESS;
+    if (0 == fw->num_deferred) {
+        return HERD_SUCCESS;
+    }
+    selection_names(fw, &names, &exclude);
+    for (size_t i = 0; i < fw->num_deferred && HERD_SUCCESS == rc;) {
+        const char *name = fw->deferred[i].name;
+        char prefix[2 * OPAL_MCA_MAX_NAME_LEN + 4];
+        snprintf(prefix, sizeof(prefix), "%s_%s_", fw->name, name);
+        bool wanted = opal_mca_var_any_set_under(prefix) ||
+                      (NULL != names && !exclude && opal_argv_find(names, name) >= 0);
+        if (!wanted) {
+            ++i;
+            continue;
+        }
+        opal_output_verbose(10, fw->output, "loading component %s: %s", name,
+                            opal_mca_var_any_set_under(prefix) ? "one of its variables is set"
+                                                               : "the selection names it");
+        opal_mca_component_entry_t *loaded = NULL;
+        rc = load_one(fw, i, names, exclude, &loaded);
+    }
+    opal_argv_free(names);
+    opal_mca_components_sort(fw);
+    return rc;
+}
+
+/* Whether one alternative of a hint's availability condition holds. */
+static bool condition_holds(const char *condition)
+{
+    if (NULL == condition || '\0' == condition[0]) {
+        return true;
+    }
+    char **alternatives = opal_argv_split(condition, ' ');
+    bool holds = (NULL == alternatives); /* out of memory: load it, as without a hint */
+    for (size_t i = 0; !holds && NULL != alternatives[i]; ++i) {
+        const char *alt = alternatives[i];
+        if (0 == strncmp(alt, "env:", 4)) {
+            const char *value = getenv(alt + 4);
+            holds = NULL != value && '\0' != value[0];
+        } else if (0 == strncmp(alt, "var:", 4)) {
+            holds = opal_mca_var_has_value(alt + 4);
+        } else {
+            holds = true; /* a condition this herd does not know: never skip on it */
+        }
+    }
+    opal_argv_free(alternatives);
+    return holds;
+}
+
+/* The entries that offered a module, highest priority first, in fw->selected again (after
+ * fw->components moved). */
+static int collect_selected(opal_mca_framework_t *fw)
+{
+    free(fw->selected);
+    fw->selected = calloc(fw->num_components + 1, sizeof(*fw->selected));
+    fw->num_selected = 0;
+    if (NULL == fw->selected) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        if (fw->components[i].offered) {
+            fw->selected[fw->num_selected++] = &fw->components[i];
+        }
+    }
+    qsort(fw->selected, fw->num_selected, sizeof(*fw->selected), compare_selected);
+    return HERD_SUCCESS;
 }
 
 int opal_mca_framework_register(opal_mca_framework_t *fw)
@@ -277,11 +449,15 @@ int opal_mca_framework_register(opal_mca_framework_t *fw)
         }
     }
     rc = opal_mca_components_find(fw);
-    if (HERD_SUCCESS != rc) {
-        goto err_output;
+    if (HERD_SUCCESS == rc) {
+        rc = load_wanted(fw);
     }
-    /* Every found component registers its variables, also those the selection leaves out,
-     * so herd-info shows them and a setting for them is not reported as unknown. */
+    if (HERD_SUCCESS != rc) {
+        goto err_components;
+    }
+    /* Every loaded component registers its variables, also those the selection leaves out,
+     * so herd-info shows them and a setting for them is not reported as unknown (a deferred
+     * one is loaded as soon as one of its variables is set). */
     for (size_t i = 0; i < fw->num_components; ++i) {
         const opal_mca_component_t *c = fw->components[i].component;
         if (NULL != c->register_params) {
@@ -321,25 +497,20 @@ int opal_mca_framework_open(opal_mca_framework_t *fw)
     if (HERD_SUCCESS != rc) {
         return rc;
     }
+    /* settings made since the framework registered (a --mca read later) */
+    rc = load_wanted(fw);
+    if (HERD_SUCCESS != rc) {
+        opal_argv_free(names);
+        return rc;
+    }
     for (size_t i = 0; i < fw->num_components; ++i) {
         opal_mca_component_entry_t *entry = &fw->components[i];
-        const opal_mca_component_t *c = entry->component;
-        bool listed = (NULL != names && opal_argv_find(names, c->name) >= 0);
-        if (NULL != names && listed == exclude) {
-            opal_output_verbose(10, fw->output, "component %s left out by %s=%s", c->name,
-                                selection_source(fw), fw->selection);
+        if (left_out(names, exclude, entry->component->name)) {
+            opal_output_verbose(10, fw->output, "component %s left out by %s=%s",
+                                entry->component->name, selection_source(fw), fw->selection);
             continue;
         }
-        int crc = (NULL != c->open) ? c->open(c) : HERD_SUCCESS;
-        if (HERD_SUCCESS == crc) {
-            entry->opened = true;
-            opal_output_verbose(10, fw->output, "opened component %s", c->name);
-        } else if (HERD_ERR_NOT_AVAILABLE == crc) {
-            opal_output_verbose(10, fw->output, "component %s is not available here", c->name);
-        } else if (HERD_ERR_SILENT != crc) {
-            opal_show_help(help_file, "component-open-failed", true, fw->name, c->name,
-                           opal_strerror(crc));
-        }
+        open_entry(fw, entry);
     }
     opal_argv_free(names);
     fw->opened = true;
@@ -363,7 +534,63 @@ static void close_entry(opal_mca_component_entry_t *entry)
         entry->component->close(entry->component);
     }
     entry->opened = false;
+    entry->offered = false;
     entry->module = NULL;
+}
+
+/* Ask one opened component for its module; one that declines is closed. */
+static int query_entry(opal_mca_framework_t *fw, opal_mca_component_entry_t *entry)
+{
+    const opal_mca_component_t *c = entry->component;
+    void *module = NULL;
+    int priority = 0;
+    int qrc = (NULL != c->query) ? c->query(c, &module, &priority) : HERD_ERR_NOT_AVAILABLE;
+    if (HERD_SUCCESS != qrc) {
+        if (HERD_ERR_NOT_AVAILABLE != qrc && HERD_ERR_SILENT != qrc) {
+            opal_show_help(help_file, "component-query-failed", true, fw->name, c->name,
+                           opal_strerror(qrc));
+        }
+        opal_output_verbose(10, fw->output, "component %s declined (%s)", c->name,
+                            opal_strerror(qrc));
+        close_entry(entry);
+        return qrc;
+    }
+    entry->offered = true;
+    entry->module = module;
+    entry->priority = priority;
+    opal_output_verbose(10, fw->output, "component %s offers priority %d", c->name, priority);
+    return HERD_SUCCESS;
+}
+
+/* The deferred component the selection should try next: available, kept by the selection,
+ * and (single-select) able to beat the best offer so far; the highest hint first. -1: none. */
+static ssize_t next_deferred(opal_mca_framework_t *fw, char **names, bool exclude)
+{
+    const opal_mca_component_entry_t *best = NULL;
+    for (size_t i = 0; i < fw->num_components; ++i) {
+        const opal_mca_component_entry_t *e = &fw->components[i];
+        if (e->offered && (NULL == best || compare_selected(&e, &best) < 0)) {
+            best = e;
+        }
+    }
+    ssize_t next = -1;
+    for (size_t i = 0; i < fw->num_deferred; ++i) {
+        const opal_mca_deferred_t *d = &fw->deferred[i];
+        if (left_out(names, exclude, d->name) || !condition_holds(d->hint->available_when)) {
+            continue;
+        }
+        if (!fw->multi_select && NULL != best &&
+            (d->hint->priority < best->priority ||
+             (d->hint->priority == best->priority && strcmp(d->name, best->component->name) > 0))) {
+            continue;
+        }
+        if (next < 0 || d->hint->priority > fw->deferred[next].hint->priority ||
+            (d->hint->priority == fw->deferred[next].hint->priority &&
+             strcmp(d->name, fw->deferred[next].name) < 0)) {
+            next = (ssize_t) i;
+        }
+    }
+    return next;
 }
 
 int opal_mca_framework_select(opal_mca_framework_t *fw)
@@ -372,37 +599,37 @@ int opal_mca_framework_select(opal_mca_framework_t *fw)
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    free(fw->selected);
-    fw->selected = calloc(fw->num_components + 1, sizeof(*fw->selected));
-    fw->num_selected = 0;
-    if (NULL == fw->selected) {
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
     for (size_t i = 0; i < fw->num_components; ++i) {
         opal_mca_component_entry_t *entry = &fw->components[i];
-        const opal_mca_component_t *c = entry->component;
-        void *module = NULL;
-        int priority = 0;
-        if (!entry->opened) {
-            continue;
+        entry->offered = false;
+        if (entry->opened) {
+            (void) query_entry(fw, entry);
         }
-        int qrc = (NULL != c->query) ? c->query(c, &module, &priority) : HERD_ERR_NOT_AVAILABLE;
-        if (HERD_SUCCESS != qrc) {
-            if (HERD_ERR_NOT_AVAILABLE != qrc && HERD_ERR_SILENT != qrc) {
-                opal_show_help(help_file, "component-query-failed", true, fw->name, c->name,
-                               opal_strerror(qrc));
-            }
-            opal_output_verbose(10, fw->output, "component %s declined (%s)", c->name,
-                                opal_strerror(qrc));
-            close_entry(entry);
-            continue;
-        }
-        entry->module = module;
-        entry->priority = priority;
-        fw->selected[fw->num_selected++] = entry;
-        opal_output_verbose(10, fw->output, "component %s offers priority %d", c->name, priority);
     }
-    qsort(fw->selected, fw->num_selected, sizeof(*fw->selected), compare_selected);
+    if (fw->num_deferred > 0) {
+        char **names = NULL;
+        bool exclude = false;
+        selection_names(fw, &names, &exclude);
+        ssize_t next;
+        while (HERD_SUCCESS == rc && (next = next_deferred(fw, names, exclude)) >= 0) {
+            opal_mca_component_entry_t *loaded = NULL;
+            opal_output_verbose(10, fw->output, "loading component %s: it could be selected",
+                                fw->deferred[next].name);
+            rc = load_one(fw, (size_t) next, names, exclude, &loaded);
+            if (HERD_SUCCESS == rc && NULL != loaded && loaded->opened) {
+                (void) query_entry(fw, loaded);
+            }
+        }
+        opal_argv_free(names);
+        opal_mca_components_sort(fw);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    rc = collect_selected(fw);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
     if (!fw->multi_select && fw->num_selected > 1) {
         for (size_t i = 1; i < fw->num_selected; ++i) {
             opal_output_verbose(10, fw->output, "component %s not selected (priority %d)",
@@ -417,6 +644,30 @@ int opal_mca_framework_select(opal_mca_framework_t *fw)
                             fw->selected[i]->component->name, fw->selected[i]->priority);
     }
     return 0 == fw->num_selected ? HERD_ERR_NOT_FOUND : HERD_SUCCESS;
+}
+
+int opal_mca_framework_load_deferred(opal_mca_framework_t *fw)
+{
+    if (!fw->registered || 0 == fw->num_deferred) {
+        return HERD_SUCCESS;
+    }
+    char **names = NULL;
+    bool exclude = false;
+    int rc = HERD_SUCCESS;
+    selection_names(fw, &names, &exclude);
+    while (HERD_SUCCESS == rc && fw->num_deferred > 0) {
+        opal_mca_component_entry_t *loaded = NULL;
+        rc = load_one(fw, 0, names, exclude, &loaded);
+    }
+    opal_argv_free(names);
+    opal_mca_components_sort(fw);
+    /* fw->components moved: the selected entries are found again (a single-select framework
+     * closed its losers, so only the winner still offers) */
+    if (NULL != fw->selected) {
+        int crc = collect_selected(fw);
+        rc = HERD_SUCCESS == rc ? crc : rc;
+    }
+    return rc;
 }
 
 int opal_mca_framework_open_select(opal_mca_framework_t *fw)

@@ -1098,6 +1098,42 @@ bool opal_mca_var_is_set(const char *full_name)
     return NULL != full_name && NULL != mca_var_best_setting(full_name, false);
 }
 
+bool opal_mca_var_any_set_under(const char *prefix)
+{
+    size_t len = strlen(prefix);
+    for (size_t i = 0; i < mca_var_registry.num_settings; i++) {
+        const mca_var_setting_t *setting = &mca_var_registry.settings[i];
+        if (OPAL_MCA_VAR_SOURCE_SET != setting->source &&
+            0 == strncmp(setting->name, prefix, len)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool opal_mca_var_unknown_under(const char *framework)
+{
+    size_t len = strlen(framework);
+    for (size_t i = 0; i < mca_var_registry.num_settings; i++) {
+        const mca_var_setting_t *setting = &mca_var_registry.settings[i];
+        if (OPAL_MCA_VAR_SOURCE_SET != setting->source &&
+            0 == strncmp(setting->name, framework, len) && '_' == setting->name[len] &&
+            opal_mca_var_find(setting->name) < 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool opal_mca_var_has_value(const char *full_name)
+{
+    if (NULL == full_name) {
+        return false;
+    }
+    /* the program's own settings count too: they are kept as settings of source SET */
+    return NULL != mca_var_best_setting(full_name, true);
+}
+
 /* A new, zeroed entry at the end of the registry, or NULL. */
 static mca_var_t *mca_var_new_entry(void)
 {

@@ -102,6 +102,15 @@ OPAL_EXPORT int opal_mca_var_find(const char *full_name);
 /* Whether a parameter file, the environment or the command line gives full_name a value,
  * registered or not (a framework can tell a user's choice apart without loading components). */
 OPAL_EXPORT bool opal_mca_var_is_set(const char *full_name);
+/* Whether a parameter file, the environment or the command line sets any name starting with
+ * prefix ("ras_slurm_"), registered or not. */
+OPAL_EXPORT bool opal_mca_var_any_set_under(const char *prefix);
+/* Whether a parameter file, the environment or the command line sets a name under
+ * framework ("<framework>_...") that no registered variable or synonym knows. */
+OPAL_EXPORT bool opal_mca_var_unknown_under(const char *framework);
+/* Whether full_name has a value other than its default: set by a source as above, or by the
+ * program (opal_mca_var_set_value) once registered. */
+OPAL_EXPORT bool opal_mca_var_has_value(const char *full_name);
 OPAL_EXPORT int opal_mca_var_count(void);
 OPAL_EXPORT int opal_mca_var_get_info(int index, opal_mca_var_info_t *info);
 /* The current value and the default, as strings, freshly allocated (caller frees). */

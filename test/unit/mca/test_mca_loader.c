@@ -344,6 +344,200 @@ static void test_open_select_pairs_with_close(void **state)
     assert_false(stub_framework.registered);
 }
 
+/* ---- Deferred loading: a framework given configure's hints for beta and gamma (both DSOs,
+ * priority 20; gamma says it is available only with HERD_TEST_GAMMA set) and for alpha (static,
+ * so the hint is moot). ---- */
+static const opal_mca_component_hint_t stub_hints[] = {
+    {"alpha", 99, ""},
+    {"beta", 20, ""},
+    {"gamma", 20, "var:stub_no_such_variable env:HERD_TEST_GAMMA"},
+    {NULL, 0, NULL},
+};
+static opal_mca_framework_t hinted_framework =
+    OPAL_MCA_FRAMEWORK_INIT_HINTS(opal, stub, "test stubs, loaded when they could be selected",
+                                  false, stub_static_components, stub_register_base, stub_hints);
+
+static int hinted_teardown(void **state)
+{
+    opal_mca_framework_close(&hinted_framework);
+    opal_mca_set_defer(true);
+    unsetenv("HERD_TEST_GAMMA");
+    unsetenv("HERD_MCA_mca_base_component_defer");
+    return 0;
+}
+
+static bool is_deferred(const char *name)
+{
+    for (size_t i = 0; i < hinted_framework.num_deferred; ++i) {
+        if (0 == strcmp(hinted_framework.deferred[i].name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool is_loaded(const char *name)
+{
+    for (size_t i = 0; i < hinted_framework.num_components; ++i) {
+        if (0 == strcmp(hinted_framework.components[i].component->name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char *hinted_winner(void)
+{
+    stub_module_t *module = opal_mca_framework_module(&hinted_framework);
+    return NULL != module ? module->name : NULL;
+}
+
+static int hinted_select(void)
+{
+    herd_test_capture_start(&stderr_capture);
+    int rc = opal_mca_framework_select(&hinted_framework);
+    free(herd_test_capture_stop(&stderr_capture));
+    return rc;
+}
+
+static void test_defer_register_loads_no_hinted_dso(void **state)
+{
+    herd_test_capture_start(&stderr_capture);
+    int rc = opal_mca_framework_register(&hinted_framework);
+    char *err = herd_test_capture_stop(&stderr_capture);
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_true(is_loaded("alpha")); /* static: in the program already */
+    assert_true(is_loaded("delta"));
+    assert_true(is_deferred("beta"));
+    assert_true(is_deferred("gamma"));
+    assert_int_equal(2, hinted_framework.num_components);
+    assert_int_equal(2, hinted_framework.num_deferred);
+    assert_true(opal_mca_var_find("stub_beta_priority") < 0);
+    /* DSOs without a hint are loaded, and refused, as before */
+    assert_non_null(strstr(err, "herd_stub_badabi"));
+    free(err);
+}
+
+static void test_defer_loads_only_what_can_win(void **state)
+{
+    assert_int_equal(HERD_SUCCESS, hinted_select());
+    /* alpha offers 5, beta could beat it and does (20); gamma is not available */
+    assert_string_equal("beta", hinted_winner());
+    assert_true(is_deferred("gamma"));
+    assert_false(is_loaded("gamma"));
+}
+
+static void test_defer_tie_goes_to_first_name_unloaded(void **state)
+{
+    setenv("HERD_TEST_GAMMA", "1", 1);
+    assert_int_equal(HERD_SUCCESS, hinted_select());
+    /* gamma is available, but at 20 it would lose the tie to beta: not loaded */
+    assert_string_equal("beta", hinted_winner());
+    assert_true(is_deferred("gamma"));
+}
+
+static void test_defer_variable_set_loads_component(void **state)
+{
+    setenv("HERD_MCA_stub_gamma_priority", "50", 1);
+    int rc = hinted_select();
+    unsetenv("HERD_MCA_stub_gamma_priority");
+    assert_int_equal(HERD_SUCCESS, rc);
+    /* its variable names it, whatever its condition says; beta (20) cannot beat 50 */
+    assert_string_equal("gamma", hinted_winner());
+    assert_true(is_deferred("beta"));
+    assert_true(opal_mca_var_find("stub_gamma_priority") >= 0);
+}
+
+static void test_defer_include_list_loads_component(void **state)
+{
+    setenv("HERD_MCA_stub", "gamma", 1);
+    int rc = hinted_select();
+    unsetenv("HERD_MCA_stub");
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_string_equal("gamma", hinted_winner());
+    assert_true(is_deferred("beta"));
+}
+
+static void test_defer_exclude_list_never_loads(void **state)
+{
+    setenv("HERD_MCA_stub", "^beta", 1);
+    setenv("HERD_TEST_GAMMA", "1", 1);
+    int rc = hinted_select();
+    unsetenv("HERD_MCA_stub");
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_string_equal("gamma", hinted_winner());
+    assert_true(is_deferred("beta"));
+}
+
+static void test_defer_unknown_name_lists_unloaded(void **state)
+{
+    setenv("HERD_MCA_stub", "betta", 1);
+    herd_test_capture_start(&stderr_capture);
+    int rc = opal_mca_framework_open(&hinted_framework);
+    char *err = herd_test_capture_stop(&stderr_capture);
+    unsetenv("HERD_MCA_stub");
+    assert_int_equal(HERD_ERR_BAD_PARAM, rc);
+    assert_non_null(strstr(err, "alpha, beta, delta, gamma"));
+    free(err);
+}
+
+static void test_defer_load_deferred_keeps_selection(void **state)
+{
+    assert_int_equal(HERD_SUCCESS, hinted_select());
+    assert_string_equal("beta", hinted_winner());
+    herd_test_capture_start(&stderr_capture);
+    int rc = opal_mca_framework_load_deferred(&hinted_framework);
+    free(herd_test_capture_stop(&stderr_capture));
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_int_equal(0, hinted_framework.num_deferred);
+    assert_int_equal(4, hinted_framework.num_components);
+    assert_true(opal_mca_var_find("stub_gamma_priority") >= 0);
+    /* the components moved; the winner is still found, and sorted by name */
+    assert_string_equal("beta", hinted_winner());
+    assert_string_equal("gamma", hinted_framework.components[3].component->name);
+}
+
+static void test_defer_multi_select_loads_available(void **state)
+{
+    hinted_framework.multi_select = true;
+    int rc = hinted_select();
+    hinted_framework.multi_select = false;
+    assert_int_equal(HERD_SUCCESS, rc);
+    /* every available component is kept: beta (20) and alpha (5); gamma is not available */
+    assert_int_equal(2, hinted_framework.num_selected);
+    assert_string_equal("beta", hinted_framework.selected[0]->component->name);
+    assert_string_equal("alpha", hinted_framework.selected[1]->component->name);
+    assert_true(is_deferred("gamma"));
+}
+
+static void test_defer_off(void **state)
+{
+    opal_mca_set_defer(false);
+    assert_int_equal(HERD_SUCCESS, hinted_select());
+    assert_int_equal(0, hinted_framework.num_deferred);
+    assert_int_equal(4, hinted_framework.num_components);
+    opal_mca_framework_close(&hinted_framework);
+    opal_mca_set_defer(true);
+    setenv("HERD_MCA_mca_base_component_defer", "false", 1);
+    assert_int_equal(HERD_SUCCESS, hinted_select());
+    assert_int_equal(0, hinted_framework.num_deferred);
+}
+
+static void test_var_set_under_and_unknown_under(void **state)
+{
+    setenv("HERD_MCA_stub_gamma_colour", "blue", 1);
+    assert_int_equal(HERD_SUCCESS, opal_mca_var_init());
+    assert_true(opal_mca_var_any_set_under("stub_gamma_"));
+    assert_false(opal_mca_var_any_set_under("stub_beta_"));
+    assert_true(opal_mca_var_unknown_under("stub"));
+    assert_false(opal_mca_var_unknown_under("stu")); /* not "stub_..." */
+    assert_false(opal_mca_var_unknown_under("other"));
+    assert_false(opal_mca_var_has_value("stub_beta_priority"));
+    assert_true(opal_mca_var_has_value("stub_gamma_colour"));
+    opal_mca_var_finalize();
+    unsetenv("HERD_MCA_stub_gamma_colour");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +558,26 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unload_and_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_register_base_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_select_pairs_with_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_defer_register_loads_no_hinted_dso, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_loads_only_what_can_win, setup, hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_tie_goes_to_first_name_unloaded, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_variable_set_loads_component, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_include_list_loads_component, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_exclude_list_never_loads, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_unknown_name_lists_unloaded, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_load_deferred_keeps_selection, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_multi_select_loads_available, setup,
+                                        hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_off, setup, hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_var_set_under_and_unknown_under, setup,
+                                        hinted_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
