@@ -1413,6 +1413,11 @@ void orte_launch_check_settings(void)
         /* a framework loading only its selection does not know its other components' names */
         if (all[i]->registered && !all[i]->load_selected_only) {
             prefixes[n++] = all[i]->name;
+            /* a name under the framework that no loaded component knows may belong to one it
+             * left unloaded (and if not, the suggestion should consider those too) */
+            if (all[i]->num_deferred > 0 && opal_mca_var_unknown_under(all[i]->name)) {
+                (void) opal_mca_framework_load_deferred(all[i]);
+            }
         }
     }
     if (opal_mca_var_find("herdrun_direct") >= 0) {

@@ -536,6 +536,8 @@ int main(int argc, char *argv[])
         opt.param_component = opal_cmd_line_get(cmd, "param", 0, 1);
     }
 
+    /* herd-info shows every component, also those a framework would leave unloaded */
+    opal_mca_set_defer(false);
     rc = opal_mca_init();
     if (HERD_SUCCESS != rc) {
         goto out_cmd;

@@ -122,6 +122,10 @@ static void test_default_is_abort(void **state)
     assert_null(orte_errmgr_base_module());
     assert_string_equal(open_with(NULL), "abort");
     assert_true(has_component("abort"));
+    /* continue (10) cannot beat abort (50): left unloaded, unless the build is static */
+    assert_int_equal(has_component("continue"), 0 == fw->num_deferred);
+    assert_int_equal(opal_mca_framework_load_deferred(&orte_errmgr_base_framework),
+                     HERD_SUCCESS);
     assert_true(has_component("continue"));
     assert_int_equal(fw->num_selected, 1);
     assert_int_equal(fw->selected[0]->priority, 50);

@@ -1497,7 +1497,13 @@ static void test_selection(void **state)
     assert_non_null(module);
     assert_string_equal(module->name, "tree"); /* the default */
     assert_true(opal_mca_var_find("grpcomm_tree_priority") >= 0);
+    /* bruck (10) cannot beat tree (20): left unloaded, unless the build is static */
+    assert_int_equal(opal_mca_var_find("grpcomm_bruck_priority") >= 0,
+                     0 == orte_grpcomm_base_framework.num_deferred);
+    assert_int_equal(opal_mca_framework_load_deferred(&orte_grpcomm_base_framework),
+                     HERD_SUCCESS);
     assert_true(opal_mca_var_find("grpcomm_bruck_priority") >= 0);
+    assert_string_equal(orte_grpcomm_base_module()->name, "tree");
     assert_int_equal(orte_grpcomm_base_open(), HERD_SUCCESS); /* again: nothing changes */
     orte_grpcomm_base_close();
     assert_null(orte_grpcomm_base_module());

@@ -1086,6 +1086,11 @@ static void test_framework_variables(void **state)
     assert_true(opal_mca_var_find("ras_base_host") >= 0);
     assert_string_equal(orte_ras_base_hostfile(), "/some/hosts");
     assert_string_equal(orte_ras_base_host_list(), "a,b:2");
+    /* the simulator is not asked for: left unloaded (unless the build is static), its
+     * variables known once loaded */
+    assert_int_equal(opal_mca_var_find("ras_simulator_num_nodes") >= 0,
+                     0 == orte_ras_base_framework.num_deferred);
+    assert_int_equal(opal_mca_framework_load_deferred(&orte_ras_base_framework), HERD_SUCCESS);
     assert_true(opal_mca_var_find("ras_simulator_num_nodes") >= 0);
     assert_true(opal_mca_var_find("ras_simulator_topology") >= 0);
     orte_ras_base_close();

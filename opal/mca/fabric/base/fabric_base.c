@@ -15,11 +15,12 @@
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
+#include "opal/mca/fabric/base/component-hints.h"
 #include "opal/mca/fabric/base/static-components.h"
 
-opal_mca_framework_t opal_fabric_base_framework =
-    OPAL_MCA_FRAMEWORK_INIT(opal, fabric, "Network discovery: interfaces, providers and transports",
-                            true, opal_fabric_static_components);
+opal_mca_framework_t opal_fabric_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
+    opal, fabric, "Network discovery: interfaces, providers and transports", true,
+    opal_fabric_static_components, NULL, opal_fabric_component_hints);
 
 static void fabric_base_hostname(char *name, size_t size)
 {

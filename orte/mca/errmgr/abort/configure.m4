@@ -1,2 +1,3 @@
 dnl errmgr abort: any failure ends the whole job (the default); always built.
 AC_DEFUN([HERD_MCA_orte_errmgr_abort_CONFIG], [$1])
+m4_define([HERD_MCA_orte_errmgr_abort_PRIORITY], [50])

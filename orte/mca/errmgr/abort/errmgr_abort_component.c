@@ -5,7 +5,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "orte/mca/errmgr/errmgr.h"
 
-#define ERRMGR_ABORT_DEFAULT_PRIORITY 50
+#define ERRMGR_ABORT_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_errmgr_abort
 
 static struct {
     int priority; /* errmgr_abort_priority */

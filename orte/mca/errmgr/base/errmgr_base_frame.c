@@ -6,11 +6,12 @@
 #include "opal/util/output.h"
 #include "orte/mca/errmgr/errmgr.h"
 
+#include "orte/mca/errmgr/base/component-hints.h"
 #include "orte/mca/errmgr/base/static-components.h"
 
-opal_mca_framework_t orte_errmgr_base_framework = OPAL_MCA_FRAMEWORK_INIT(
+opal_mca_framework_t orte_errmgr_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
     orte, errmgr, "Error manager: abort the job, or continue, when a process or daemon fails",
-    false, orte_errmgr_static_components);
+    false, orte_errmgr_static_components, NULL, orte_errmgr_component_hints);
 
 int orte_errmgr_base_open(void)
 {

@@ -5,7 +5,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "orte/mca/errmgr/errmgr.h"
 
-#define ERRMGR_CONTINUE_DEFAULT_PRIORITY 10
+#define ERRMGR_CONTINUE_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_errmgr_continue
 
 static struct {
     int priority; /* errmgr_continue_priority */

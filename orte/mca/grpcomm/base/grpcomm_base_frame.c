@@ -5,11 +5,12 @@
 #include "opal/mca/mca.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 
+#include "orte/mca/grpcomm/base/component-hints.h"
 #include "orte/mca/grpcomm/base/static-components.h"
 
-opal_mca_framework_t orte_grpcomm_base_framework = OPAL_MCA_FRAMEWORK_INIT(
+opal_mca_framework_t orte_grpcomm_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
     orte, grpcomm, "Collectives among daemons: broadcast, barrier, allgather", false,
-    orte_grpcomm_static_components);
+    orte_grpcomm_static_components, NULL, orte_grpcomm_component_hints);
 
 int orte_grpcomm_base_open(void)
 {

@@ -1,2 +1,3 @@
 dnl grpcomm bruck: Bruck allgather and dissemination barrier: log2(n) rounds, no root.
 AC_DEFUN([HERD_MCA_orte_grpcomm_bruck_CONFIG], [$1])
+m4_define([HERD_MCA_orte_grpcomm_bruck_PRIORITY], [10])

@@ -7,7 +7,7 @@
 #include "orte/mca/grpcomm/bruck/grpcomm_bruck.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 
-#define GRPCOMM_BRUCK_DEFAULT_PRIORITY 10
+#define GRPCOMM_BRUCK_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_grpcomm_bruck
 
 typedef struct {
     int priority;

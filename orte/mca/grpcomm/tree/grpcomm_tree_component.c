@@ -6,7 +6,7 @@
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/mca/grpcomm/tree/grpcomm_tree.h"
 
-#define GRPCOMM_TREE_DEFAULT_PRIORITY 20
+#define GRPCOMM_TREE_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_grpcomm_tree
 
 typedef struct {
     int priority;

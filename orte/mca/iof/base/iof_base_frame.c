@@ -8,6 +8,7 @@
 #include "opal/mca/mca.h"
 #include "orte/mca/iof/iof.h"
 
+#include "orte/mca/iof/base/component-hints.h"
 #include "orte/mca/iof/base/static-components.h"
 
 #define IOF_BASE_DEFAULT_WINDOW   ((size_t) 256 * 1024)
@@ -20,9 +21,9 @@
 
 static int iof_base_register(void);
 
-opal_mca_framework_t orte_iof_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
+opal_mca_framework_t orte_iof_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
     orte, iof, "I/O forwarding: the processes' stdout/stderr to herdrun, its stdin to them",
-    false, orte_iof_static_components, iof_base_register);
+    false, orte_iof_static_components, iof_base_register, orte_iof_component_hints);
 
 /* Storage of the framework variables, owned by the variable system. */
 static struct {

@@ -6,15 +6,16 @@
 #include "opal/mca/mca.h"
 #include "orte/mca/odls/odls.h"
 
+#include "orte/mca/odls/base/component-hints.h"
 #include "orte/mca/odls/base/static-components.h"
 
 #define ODLS_BASE_DEFAULT_KILL_GRACE_MS 1000
 
 static int odls_base_register(void);
 
-opal_mca_framework_t orte_odls_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
+opal_mca_framework_t orte_odls_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
     orte, odls, "Local launch: fork/exec, binding, exit status, usage", false,
-    orte_odls_static_components, odls_base_register);
+    orte_odls_static_components, odls_base_register, orte_odls_component_hints);
 
 /* Storage of the framework variables, owned by the variable system. */
 static struct {

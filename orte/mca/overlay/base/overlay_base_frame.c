@@ -3,11 +3,12 @@
 
 #include "opal/mca/mca.h"
 #include "orte/mca/overlay/overlay.h"
+#include "orte/mca/overlay/base/component-hints.h"
 #include "orte/mca/overlay/base/static-components.h"
 
-opal_mca_framework_t orte_overlay_base_framework =
-    OPAL_MCA_FRAMEWORK_INIT(orte, overlay, "Daemon-to-daemon messaging along a radix tree", false,
-                            orte_overlay_static_components);
+opal_mca_framework_t orte_overlay_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
+    orte, overlay, "Daemon-to-daemon messaging along a radix tree", false,
+    orte_overlay_static_components, NULL, orte_overlay_component_hints);
 
 int orte_overlay_base_open(void)
 {

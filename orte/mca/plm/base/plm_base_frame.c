@@ -9,12 +9,13 @@
 
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
+#include "orte/mca/plm/base/component-hints.h"
 #include "orte/mca/plm/base/static-components.h"
 #include "orte/mca/plm/plm.h"
 
-opal_mca_framework_t orte_plm_base_framework =
-    OPAL_MCA_FRAMEWORK_INIT(orte, plm, "Daemon launch: local fork, ssh tree spawn, Slurm step",
-                            true, orte_plm_static_components);
+opal_mca_framework_t orte_plm_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
+    orte, plm, "Daemon launch: local fork, ssh tree spawn, Slurm step", true,
+    orte_plm_static_components, NULL, orte_plm_component_hints);
 
 /* Which launcher suits an allocation when the user did not choose one (HERD_MCA_plm). */
 static const char *preferred_launcher(const orte_allocation_t *allocation)

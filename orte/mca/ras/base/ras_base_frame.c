@@ -18,11 +18,12 @@
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
 
+#include "orte/mca/ras/base/component-hints.h"
 #include "orte/mca/ras/base/static-components.h"
 
-opal_mca_framework_t orte_ras_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
+opal_mca_framework_t orte_ras_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
     orte, ras, "Allocation: which nodes and how many slots", false, orte_ras_static_components,
-    orte_ras_base_register);
+    orte_ras_base_register, orte_ras_component_hints);
 
 /* Storage of the framework variables, owned by the variable system (like the framework's own
  * selection string). */

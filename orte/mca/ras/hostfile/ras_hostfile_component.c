@@ -6,7 +6,7 @@
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
 
-#define RAS_HOSTFILE_DEFAULT_PRIORITY 50
+#define RAS_HOSTFILE_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_ras_hostfile
 
 typedef struct {
     int priority;

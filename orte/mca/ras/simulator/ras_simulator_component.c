@@ -18,7 +18,7 @@
 #include "orte/mca/ras/ras.h"
 
 #define RAS_SIMULATOR_HELP_FILE          "help-ras-simulator.txt"
-#define RAS_SIMULATOR_DEFAULT_PRIORITY   100
+#define RAS_SIMULATOR_DEFAULT_PRIORITY   HERD_MCA_PRIORITY_orte_ras_simulator
 #define RAS_SIMULATOR_DEFAULT_TOPOLOGY   "pack:2 core:8 pu:2"
 #define RAS_SIMULATOR_MIN_NAME_DIGITS    4
 #define RAS_SIMULATOR_TOPOLOGY_SEPARATOR ';'

@@ -8,7 +8,7 @@
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
 
-#define RAS_SLURM_DEFAULT_PRIORITY 40
+#define RAS_SLURM_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_ras_slurm
 
 typedef struct {
     int priority;

@@ -9,11 +9,12 @@
 #include "orte/mca/rmaps/base/base.h"
 #include "orte/mca/rmaps/rmaps.h"
 
+#include "orte/mca/rmaps/base/component-hints.h"
 #include "orte/mca/rmaps/base/static-components.h"
 
-opal_mca_framework_t orte_rmaps_base_framework =
-    OPAL_MCA_FRAMEWORK_INIT(orte, rmaps, "Mapping: where each process goes, and its binding", true,
-                            orte_rmaps_static_components);
+opal_mca_framework_t orte_rmaps_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
+    orte, rmaps, "Mapping: where each process goes, and its binding", true,
+    orte_rmaps_static_components, NULL, orte_rmaps_component_hints);
 
 int orte_rmaps_base_open(void)
 {

@@ -11,17 +11,18 @@
 #include "opal/util/argv.h"
 #include "orte/mca/wireup/wireup.h"
 
+#include "orte/mca/wireup/base/component-hints.h"
 #include "orte/mca/wireup/base/static-components.h"
 
 #define WIREUP_BASE_DEFAULT_GET_TIMEOUT 60 /* seconds */
 
 static int wireup_base_register(void);
 
-opal_mca_framework_t orte_wireup_base_framework = OPAL_MCA_FRAMEWORK_INIT_REGISTER(
+opal_mca_framework_t orte_wireup_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
     orte, wireup,
     "Wireup: what a job's processes talk to on their node to find each other (native for "
     "libherd, pmix for PMIx clients such as Open MPI, pmi1 for PMI-1 clients such as MPICH)",
-    true, orte_wireup_static_components, wireup_base_register);
+    true, orte_wireup_static_components, wireup_base_register, orte_wireup_component_hints);
 
 static struct {
     int get_timeout; /* wireup_base_get_timeout, seconds */
