@@ -70,7 +70,8 @@ typedef struct opal_mca_component_hint {
     int priority;
     /* space-separated alternatives, of which one must hold for query() to accept: env:NAME (an
      * environment variable set and not empty) or var:NAME (an MCA variable given a value); NULL
-     * or "" when it may always accept */
+     * or "" when it may always accept. "asked": only when the framework base asks for more
+     * components (opal_mca_framework_load_deferred), because those it has cannot do a job */
     const char *available_when;
 } opal_mca_component_hint_t;
 
@@ -168,7 +169,9 @@ OPAL_EXPORT int opal_mca_framework_select(opal_mca_framework_t *fw);
 OPAL_EXPORT int opal_mca_framework_open_select(opal_mca_framework_t *fw);
 /* Load every component the framework deferred (see opal_mca_component_hint_t), registering
  * their variables, and open them when the framework is open: for tools that show everything,
- * and to check a setting that names none of the loaded components' variables. */
+ * to check a setting that names none of the loaded components' variables, and for a
+ * multi-select framework whose selected components all turned a job down (the new ones that
+ * offer a module join the selected list, in priority order). */
 OPAL_EXPORT int opal_mca_framework_load_deferred(opal_mca_framework_t *fw);
 /* Whether frameworks defer components at all (variable mca_base_component_defer, true by
  * default); herd-info turns it off before registering anything, to show every component. */

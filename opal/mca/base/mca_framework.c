@@ -383,6 +383,8 @@ static bool condition_holds(const char *condition)
             holds = NULL != value && '\0' != value[0];
         } else if (0 == strncmp(alt, "var:", 4)) {
             holds = opal_mca_var_has_value(alt + 4);
+        } else if (0 == strcmp(alt, "asked")) {
+            holds = false; /* only opal_mca_framework_load_deferred() loads it */
         } else {
             holds = true; /* a condition this herd does not know: never skip on it */
         }
@@ -658,6 +660,12 @@ int opal_mca_framework_load_deferred(opal_mca_framework_t *fw)
     while (HERD_SUCCESS == rc && fw->num_deferred > 0) {
         opal_mca_component_entry_t *loaded = NULL;
         rc = load_one(fw, 0, names, exclude, &loaded);
+        /* a multi-select framework already selected takes the new ones into its list; a
+         * single-select one keeps its winner */
+        if (HERD_SUCCESS == rc && NULL != loaded && loaded->opened && NULL != fw->selected &&
+            fw->multi_select) {
+            (void) query_entry(fw, loaded);
+        }
     }
     opal_argv_free(names);
     opal_mca_components_sort(fw);

@@ -1196,6 +1196,18 @@ static void test_selection(void **state)
     orte_rmaps_base_close();
     unsetenv("HERD_MCA_rmaps");
     assert_int_equal(HERD_SUCCESS, orte_rmaps_base_open());
+    /* ppr and seq take only their own policy: a DSO build loads them when an app first asks
+     * for a policy round_robin does not do (a static build has them all from the start) */
+    assert_int_equal(3, orte_rmaps_base_framework.num_selected +
+                            orte_rmaps_base_framework.num_deferred);
+    t = job_new();
+    add_nodes(t, 1, T_2X4X2, 8);
+    add_app(t, 2, "ppr:1:package", NULL, NULL);
+    char *text = map_text(t, NULL);
+    assert_non_null(text);
+    free(text);
+    job_free(t);
+    assert_int_equal(0, orte_rmaps_base_framework.num_deferred);
     assert_int_equal(3, orte_rmaps_base_framework.num_selected);
     /* tried by priority: ppr, seq, round_robin */
     assert_string_equal("ppr", orte_rmaps_base_framework.selected[0]->component->name);

@@ -61,16 +61,13 @@ static void explain_nodes(const orte_rmaps_ctx_t *ctx, const orte_rmaps_plan_t *
     }
 }
 
-/* Plans one app with the first selected component that takes its policy. */
-static int plan_app(orte_rmaps_ctx_t *ctx, orte_rmaps_plan_t *plan)
+/* The first selected component that takes the app's policy plans it; HERD_ERR_TAKE_NEXT when
+ * none does. */
+static int try_mappers(orte_rmaps_ctx_t *ctx, orte_rmaps_plan_t *plan)
 {
     const opal_mca_framework_t *fw = &orte_rmaps_base_framework;
-    char text[256];
     int rc = HERD_ERR_TAKE_NEXT;
 
-    orte_rmaps_policy_string(&plan->policy, text, sizeof(text));
-    orte_rmaps_base_explain(ctx, "app %u: %u processes%s, policy after defaults: %s", plan->app,
-                            plan->np, 0 == plan->np ? " (as many as the policy allows)" : "", text);
     for (size_t i = 0; i < fw->num_selected && HERD_ERR_TAKE_NEXT == rc; ++i) {
         const orte_rmaps_module_t *module = fw->selected[i]->module;
         memset(plan->counts, 0, ctx->job->num_nodes * sizeof(*plan->counts));
@@ -83,6 +80,27 @@ static int plan_app(orte_rmaps_ctx_t *ctx, orte_rmaps_plan_t *plan)
             plan->component = module->name;
             orte_rmaps_base_explain(ctx, "app %u: component %s maps it", plan->app, module->name);
         }
+    }
+    return rc;
+}
+
+/* Plans one app with the first selected component that takes its policy. */
+static int plan_app(orte_rmaps_ctx_t *ctx, orte_rmaps_plan_t *plan)
+{
+    char text[256];
+
+    orte_rmaps_policy_string(&plan->policy, text, sizeof(text));
+    orte_rmaps_base_explain(ctx, "app %u: %u processes%s, policy after defaults: %s", plan->app,
+                            plan->np, 0 == plan->np ? " (as many as the policy allows)" : "", text);
+    int rc = try_mappers(ctx, plan);
+    if (HERD_ERR_TAKE_NEXT == rc && orte_rmaps_base_framework.num_deferred > 0) {
+        /* the mappers of other policies (ppr, seq) are loaded when an app first asks for one */
+        orte_rmaps_base_explain(ctx, "app %u: loading the mappers not loaded yet", plan->app);
+        rc = opal_mca_framework_load_deferred(&orte_rmaps_base_framework);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+        rc = try_mappers(ctx, plan);
     }
     if (HERD_ERR_TAKE_NEXT == rc) {
         return orte_rmaps_base_report("no-mapper", plan->app,

@@ -7,7 +7,7 @@
 #include "orte/mca/rmaps/base/base.h"
 #include "orte/mca/rmaps/rmaps.h"
 
-#define RMAPS_PPR_DEFAULT_PRIORITY 90
+#define RMAPS_PPR_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_rmaps_ppr
 
 typedef struct {
     int priority;

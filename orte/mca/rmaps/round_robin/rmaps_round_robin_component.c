@@ -7,7 +7,7 @@
 #include "orte/mca/rmaps/base/base.h"
 #include "orte/mca/rmaps/rmaps.h"
 
-#define RMAPS_ROUND_ROBIN_DEFAULT_PRIORITY 10
+#define RMAPS_ROUND_ROBIN_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_rmaps_round_robin
 
 typedef struct {
     int priority;

@@ -7,7 +7,7 @@
 #include "orte/mca/rmaps/base/base.h"
 #include "orte/mca/rmaps/rmaps.h"
 
-#define RMAPS_SEQ_DEFAULT_PRIORITY 60
+#define RMAPS_SEQ_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_rmaps_seq
 
 typedef struct {
     int priority;
