@@ -542,6 +542,57 @@ static void test_stdio(void **state)
     assert_int_equal(ctx->exits[1].exit_code, 0);
 }
 
+/* The SigIgn line of a process started with argv_status (grep reads its own status: what it
+ * inherited across the exec). */
+static void launched_sigign(test_ctx_t *ctx, uint32_t rank, char *line, size_t size)
+{
+    char *argv_status[] = {"grep", "^SigIgn:", "/proc/self/status", NULL};
+    orte_odls_proc_spec_t spec = spec_for(argv_status, rank);
+    int out[2];
+
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    spec.stdout_fd = out[1];
+    assert_int_equal(ctx->module->launch(ctx->odls, &spec), HERD_SUCCESS);
+    close(out[1]);
+    read_line(out[0], line, size);
+    close(out[0]);
+}
+
+static void on_usr1(int signo)
+{
+    (void) signo;
+}
+
+/* What the launcher ignores or catches, a process starts with as SIG_DFL: one reading of the
+ * dispositions serves a burst of launches, and a change made later is seen by the next burst. */
+static void test_signal_dispositions(void **state)
+{
+    test_ctx_t *ctx = *state;
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, handler = {.sa_handler = on_usr1};
+    struct sigaction old_usr1, old_usr2, old_pipe, old_hup;
+    char line[128];
+
+    sigemptyset(&ignore.sa_mask);
+    sigemptyset(&handler.sa_mask);
+    assert_int_equal(0, sigaction(SIGUSR1, &handler, &old_usr1));
+    assert_int_equal(0, sigaction(SIGUSR2, &ignore, &old_usr2));
+    assert_int_equal(0, sigaction(SIGPIPE, &ignore, &old_pipe));
+    launched_sigign(ctx, 0, line, sizeof(line));
+    assert_string_equal(line, "SigIgn:\t0000000000000000");
+    /* ignored from now on, after the reading above has expired */
+    assert_int_equal(0, sigaction(SIGHUP, &ignore, &old_hup));
+    usleep(5000);
+    launched_sigign(ctx, 1, line, sizeof(line));
+    assert_string_equal(line, "SigIgn:\t0000000000000000");
+    run_until(ctx, all_exited);
+    assert_int_equal(ctx->exits[0].exit_code, 0);
+    assert_int_equal(ctx->exits[1].exit_code, 0);
+    sigaction(SIGUSR1, &old_usr1, NULL);
+    sigaction(SIGUSR2, &old_usr2, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+}
+
 static void test_missing_program(void **state)
 {
     test_ctx_t *ctx = *state;
@@ -880,6 +931,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_inherited_fds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extra_fds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdio, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_signal_dispositions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_program, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_working_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_all_escalates, setup, teardown),

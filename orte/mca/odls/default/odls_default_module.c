@@ -33,6 +33,11 @@
 #define ODLS_DEFAULT_NUM_HERD_VARS 7
 /* the child's stack between clone and exec (it calls a few system calls, nothing deep) */
 #define ODLS_DEFAULT_CHILD_STACK (64 * 1024)
+/* How long one reading of the daemon's signal dispositions serves the processes it starts
+ * (odls_default_scan_signals) */
+#define ODLS_DEFAULT_SIGNAL_SCAN_NS 1000000L
+/* signals 1 to 64 */
+#define ODLS_DEFAULT_MAX_SIGNALS 64
 #ifndef SYS_close_range
 #define SYS_close_range 436 /* the same number on every architecture */
 #endif
@@ -80,6 +85,8 @@ typedef struct {
     int report_fd;
     pid_t parent; /* the launcher, for the child to check it is still there */
     int max_fd;
+    const int *reset_signals; /* caught or ignored in the daemon: set back to SIG_DFL */
+    int num_reset_signals;
 } odls_child_plan_t;
 
 /* A plan the caller's memory may no longer hold when the child reads it: one allocation with
@@ -88,6 +95,7 @@ typedef struct {
 typedef struct odls_default_copy {
     odls_child_plan_t plan; /* pointing into the rest of the allocation */
     int extra_fds[ORTE_ODLS_MAX_EXTRA_FDS];
+    int reset_signals[ODLS_DEFAULT_MAX_SIGNALS];
 } odls_default_copy_t;
 
 struct orte_odls {
@@ -109,6 +117,11 @@ struct orte_odls {
      * it (odls_default_wait_exec, or no way to start one without waiting) */
     char *child_stack;
     bool wait_exec;
+    /* The signals whose disposition here is not SIG_DFL, as last read, and when */
+    int reset_signals[ODLS_DEFAULT_MAX_SIGNALS];
+    int num_reset_signals;
+    bool signals_scanned;
+    struct timespec signals_scanned_at;
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -236,11 +249,11 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
     }
     /* The application starts with default dispositions, whatever the daemon ignores or catches
      * (SIGPIPE, SIGCHLD, SIGTERM); and no handler of the daemon's may run here once the mask is
-     * cleared below (these are the child's own: it does not share the daemon's handlers). */
-    for (int signo = 1; signo < NSIG; ++signo) {
-        if (SIGKILL != signo && SIGSTOP != signo) {
-            odls_child_default_signal(signo);
-        }
+     * cleared below (these are the child's own: it does not share the daemon's handlers). Only
+     * those the daemon had changed: the others are SIG_DFL already, and 64 calls were a fifth
+     * of the child's time before its exec. */
+    for (int i = 0; i < plan->num_reset_signals; ++i) {
+        odls_child_default_signal(plan->reset_signals[i]);
     }
 
     /* Move everything above where it goes first: a caller's fd may itself be 0, 1 or 2 (a
@@ -615,7 +628,41 @@ static odls_default_copy_t *odls_default_copy_plan(const odls_child_plan_t *plan
         memcpy(copy->extra_fds, plan->extra_fds, (size_t) plan->num_extra_fds * sizeof(int));
     }
     copy->plan.extra_fds = copy->extra_fds;
+    memcpy(copy->reset_signals, plan->reset_signals,
+           (size_t) plan->num_reset_signals * sizeof(int));
+    copy->plan.reset_signals = copy->reset_signals;
     return copy;
+}
+
+/* Which signals a child must set back to SIG_DFL: those caught or ignored here, read with one
+ * sigaction per signal. A reading serves the processes started in the next
+ * ODLS_DEFAULT_SIGNAL_SCAN_NS (a launch starts them tens of microseconds apart), so a whole
+ * launch reads once instead of once per process. A handler that another thread installs
+ * within that time is not reset in those children (herd's daemons install theirs at start-up,
+ * from the main thread); the kernel still resets it at their exec. A signal glibc keeps for
+ * itself (sigaction refuses it) is always reset. */
+static void odls_default_scan_signals(orte_odls_t *odls)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (odls->signals_scanned &&
+        (now.tv_sec - odls->signals_scanned_at.tv_sec) * 1000000000L +
+                (now.tv_nsec - odls->signals_scanned_at.tv_nsec) <
+            ODLS_DEFAULT_SIGNAL_SCAN_NS) {
+        return;
+    }
+    odls->num_reset_signals = 0;
+    for (int signo = 1; signo < NSIG && signo <= ODLS_DEFAULT_MAX_SIGNALS; ++signo) {
+        struct sigaction current;
+        if (SIGKILL == signo || SIGSTOP == signo) {
+            continue;
+        }
+        if (0 != sigaction(signo, NULL, &current) || SIG_DFL != current.sa_handler) {
+            odls->reset_signals[odls->num_reset_signals++] = signo;
+        }
+    }
+    odls->signals_scanned = true;
+    odls->signals_scanned_at = now;
 }
 
 static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *spec)
@@ -714,6 +761,9 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     plan.max_fd = (0 == getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < INT_MAX)
                       ? (int) nofile.rlim_cur
                       : 65536;
+    odls_default_scan_signals(odls);
+    plan.reset_signals = odls->reset_signals;
+    plan.num_reset_signals = odls->num_reset_signals;
     /* for a message should the exec fail after all (found by a later sweep or at its exit) */
     size_t lens[4] = {strlen(program) + 1, strlen(node) + 1,
                       strlen(NULL != spec->cwd ? spec->cwd : "") + 1,
