@@ -22,9 +22,11 @@ else
 fi
 mkdir -p "$work/include" "$work/corpus"
 
-# The wire code includes the configure-generated herd_config.h but needs nothing from it; a
-# stub lets the fuzzer build from a plain checkout, without running configure.
-printf '#define _GNU_SOURCE 1\n' >"$work/include/herd_config.h"
+# The wire code includes the configure-generated herd_config.h; a stub with what it needs lets
+# the fuzzer build from a plain checkout, without running configure.
+# libsodium is loaded by its development link (the fuzzer links -lsodium, so it is there).
+printf '#define _GNU_SOURCE 1\n#define HERD_SODIUM_SONAME "libsodium.so"\n' \
+    >"$work/include/herd_config.h"
 
 sodium_cflags=$(pkg-config --cflags libsodium 2>/dev/null || true)
 sodium_libs=$(pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
@@ -33,6 +35,7 @@ sodium_libs=$(pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
 ${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$work/include" -I"$top" -I"$top/opal/include" -I"$top/orte/include" $sodium_cflags \
     "$top/test/fuzz/fuzz_overlay_frame.c" "$top/orte/mca/overlay/tcp/overlay_tcp_wire.c" \
+    "$top/orte/mca/overlay/tcp/overlay_tcp_sodium.c" \
     $sodium_libs -o "$work/fuzz_overlay_frame"
 
 # Seeds: a connector's whole side of a connection (HELLO, RESPONSE, DATA, BYE), an acceptor's

@@ -35,6 +35,7 @@
 
 /* The component's wire format and interface choice are pure functions: test them directly. */
 #include "orte/mca/overlay/tcp/overlay_tcp_if.c"
+#include "orte/mca/overlay/tcp/overlay_tcp_sodium.c"
 #include "orte/mca/overlay/tcp/overlay_tcp_wire.c"
 
 /* Generous: only a hang guard, never a timing assertion. */

@@ -121,7 +121,11 @@ struct orte_overlay {
     uint32_t num_daemons;
     uint32_t radix;
     char dvm_id[ORTE_OVERLAY_MAX_DVM_ID + 1];
+    /* the DVM's secret until the key is derived from it (overlay_tcp_auth_prepare), then
+     * wiped */
+    uint8_t secret[ORTE_OVERLAY_SECRET_BYTES];
     uint8_t key[OVERLAY_TCP_KEY_BYTES];
+    bool key_ready;
     overlay_tcp_if_list_t interfaces;
     size_t max_message_size;
     struct timeval handshake_timeout;
@@ -187,6 +191,12 @@ void overlay_tcp_deliver(struct orte_overlay *overlay, orte_vpid_t src, uint16_t
 void overlay_tcp_enter(struct orte_overlay *overlay);
 bool overlay_tcp_leave(struct orte_overlay *overlay);
 /* Tell the user a neighbour is gone. */
+/* Load libsodium and derive the key, once: what a handshake needs, done at the first listen or
+ * connect (a socketpair adopted from a fork needs neither). HERD_ERR_SILENT once the user was
+ * told why it cannot be done. */
+int overlay_tcp_auth_prepare(struct orte_overlay *overlay);
+/* size random bytes (getrandom), for nonces */
+int overlay_tcp_random(void *buf, size_t size);
 void overlay_tcp_report_lost(struct orte_overlay *overlay, orte_vpid_t vpid, int status,
                              const char *reason);
 int overlay_tcp_output(void);

@@ -2,7 +2,6 @@
  * This file holds the component: its variables, their checks, and the offer of the module. */
 #include "herd_config.h"
 
-#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -89,10 +88,6 @@ static int overlay_tcp_open(const opal_mca_component_t *component)
     overlay_tcp_if_list_t list;
     int rc;
 
-    if (sodium_init() < 0) {
-        opal_show_help(OVERLAY_TCP_HELP_FILE, "sodium-init-failed", true);
-        return HERD_ERR_SILENT;
-    }
     if (s->max_message_size < OVERLAY_TCP_MIN_MESSAGE_SIZE ||
         s->max_message_size > OVERLAY_TCP_MAX_MESSAGE_SIZE) {
         char value[32];

@@ -11,8 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/overlay/tcp/overlay_tcp.h"
@@ -144,7 +142,7 @@ static void conn_destroy(overlay_tcp_conn_t *conn)
     opal_event_free(conn->read_event);
     close(conn->fd);
     free(conn->rbuf);
-    sodium_memzero(conn->nonce_local, sizeof(conn->nonce_local));
+    explicit_bzero(conn->nonce_local, sizeof(conn->nonce_local));
     free(conn);
 }
 
@@ -487,7 +485,12 @@ static void conn_connected(overlay_tcp_conn_t *conn)
         return;
     }
     memset(&hello, 0, sizeof(hello));
-    randombytes_buf(conn->nonce_local, sizeof(conn->nonce_local));
+    if (HERD_SUCCESS != overlay_tcp_random(conn->nonce_local, sizeof(conn->nonce_local))) {
+        snprintf(reason, sizeof(reason), "no random numbers for the handshake: %s",
+                 strerror(errno));
+        conn_fail(conn, HERD_ERROR, reason);
+        return;
+    }
     memcpy(hello.nonce, conn->nonce_local, sizeof(hello.nonce));
     hello.num_daemons = overlay->num_daemons;
     hello.radix = overlay->radix;
@@ -564,7 +567,12 @@ static conn_result_t conn_on_hello(overlay_tcp_conn_t *conn, const overlay_tcp_h
     }
     memcpy(conn->nonce_remote, hello.nonce, sizeof(conn->nonce_remote));
     snprintf(conn->hello_uri, sizeof(conn->hello_uri), "%s", hello.uri);
-    randombytes_buf(conn->nonce_local, sizeof(conn->nonce_local));
+    if (HERD_SUCCESS != overlay_tcp_random(conn->nonce_local, sizeof(conn->nonce_local))) {
+        snprintf(reason, sizeof(reason), "no random numbers for the handshake: %s",
+                 strerror(errno));
+        conn_fail(conn, HERD_ERROR, reason);
+        return CONN_GONE;
+    }
     memcpy(challenge.nonce, conn->nonce_local, sizeof(challenge.nonce));
     overlay_tcp_challenge_mac(overlay->key, conn->nonce_remote, conn->nonce_local, overlay->vpid,
                               header->src, overlay->num_daemons, overlay->radix, overlay->dvm_id,

@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <sodium.h>
 
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/overlay/tcp/overlay_tcp.h"
+#include "orte/mca/overlay/tcp/overlay_tcp_sodium.h"
 #include "orte/util/radix.h"
 
 /* Connections accepted but not yet authenticated, beyond the children that may all connect at
@@ -215,10 +215,7 @@ static int overlay_tcp_init(const orte_overlay_config_t *config, orte_overlay_t 
     overlay->handshake_timeout.tv_sec = (time_t) s->handshake_timeout;
     overlay->listen_fd = -1;
 
-    rc = overlay_tcp_derive_key(config->secret, overlay->key);
-    if (HERD_SUCCESS != rc) {
-        goto err_free;
-    }
+    memcpy(overlay->secret, config->secret, sizeof(overlay->secret));
     /* the caller's lists replace the variables, so a launcher can pass on what its user chose */
     if (NULL != config->if_include && '\0' != config->if_include[0]) {
         rc = overlay_tcp_if_list_parse("the overlay's if_include setting", config->if_include,
@@ -277,7 +274,7 @@ err_children:
 err_lists:
     overlay_tcp_if_list_free(&overlay->interfaces);
 err_free:
-    sodium_memzero(overlay->key, sizeof(overlay->key));
+    explicit_bzero(overlay->secret, sizeof(overlay->secret));
     free(overlay);
     return rc;
 }
@@ -344,6 +341,41 @@ static void overlay_tcp_accept_cb(int fd, short what, void *arg)
     }
 }
 
+int overlay_tcp_auth_prepare(orte_overlay_t *overlay)
+{
+    const char *why = NULL;
+    if (overlay->key_ready) {
+        return HERD_SUCCESS;
+    }
+    if (NULL == overlay_tcp_sodium(&why)) {
+        opal_show_help(OVERLAY_TCP_HELP_FILE, "sodium-unavailable", true, why);
+        return HERD_ERR_SILENT;
+    }
+    if (HERD_SUCCESS != overlay_tcp_derive_key(overlay->secret, overlay->key)) {
+        return HERD_ERROR;
+    }
+    explicit_bzero(overlay->secret, sizeof(overlay->secret));
+    overlay->key_ready = true;
+    return HERD_SUCCESS;
+}
+
+int overlay_tcp_random(void *buf, size_t size)
+{
+    uint8_t *p = buf;
+    while (size > 0) {
+        ssize_t n = getrandom(p, size, 0);
+        if (n < 0) {
+            if (EINTR == errno) {
+                continue;
+            }
+            return HERD_ERR_IN_ERRNO;
+        }
+        p += n;
+        size -= (size_t) n;
+    }
+    return HERD_SUCCESS;
+}
+
 /* Start accepting on a listening socket; advertise its address, or for a wildcard bind the
  * best allowed interface address with its port. */
 static int overlay_tcp_listener_start(orte_overlay_t *overlay, int fd, char **uri)
@@ -355,6 +387,10 @@ static int overlay_tcp_listener_start(orte_overlay_t *overlay, int fd, char **ur
     char *copy;
     int rc;
 
+    /* whoever connects here is authenticated */
+    if (HERD_SUCCESS != (rc = overlay_tcp_auth_prepare(overlay))) {
+        return rc;
+    }
     if (0 != getsockname(fd, (struct sockaddr *) &bound, &length)) {
         return HERD_ERR_IN_ERRNO;
     }
@@ -542,6 +578,9 @@ static int overlay_tcp_connect_parent(orte_overlay_t *overlay, const char *uri)
         opal_output_verbose(1, overlay_tcp_output(),
                             "overlay tcp: daemon 0 is the root and has no parent to connect to");
         return HERD_ERR_BAD_PARAM;
+    }
+    if (HERD_SUCCESS != (rc = overlay_tcp_auth_prepare(overlay))) {
+        return rc;
     }
     if (NULL != overlay->parent.conn || OVERLAY_TCP_PEER_UP == overlay->parent.state) {
         return HERD_ERR_EXISTS;
@@ -758,7 +797,8 @@ static void overlay_tcp_destroy(orte_overlay_t *overlay)
     }
     overlay_tcp_if_list_free(&overlay->interfaces);
     opal_output_verbose(5, overlay_tcp_output(), "overlay tcp: daemon %u finalized", overlay->vpid);
-    sodium_memzero(overlay->key, sizeof(overlay->key));
+    explicit_bzero(overlay->secret, sizeof(overlay->secret));
+    explicit_bzero(overlay->key, sizeof(overlay->key));
     free(overlay);
 }
 

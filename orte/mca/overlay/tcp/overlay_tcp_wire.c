@@ -12,6 +12,7 @@
 
 #include <sodium.h>
 
+#include "orte/mca/overlay/tcp/overlay_tcp_sodium.h"
 #include "orte/mca/overlay/tcp/overlay_tcp_wire.h"
 
 /* Both MAC transcripts start with a different label, so one can never pass for the other. */
@@ -416,30 +417,34 @@ int overlay_tcp_data_decode(const overlay_tcp_header_t *header, const uint8_t *p
 int overlay_tcp_derive_key(const uint8_t secret[ORTE_OVERLAY_SECRET_BYTES],
                            uint8_t key[OVERLAY_TCP_KEY_BYTES])
 {
-    if (0 != crypto_kdf_derive_from_key(key, OVERLAY_TCP_KEY_BYTES, OVERLAY_TCP_KDF_SUBKEY,
-                                        OVERLAY_TCP_KDF_CONTEXT, secret)) {
+    const overlay_tcp_sodium_t *na = overlay_tcp_sodium(NULL);
+    if (NULL == na ||
+        0 != na->kdf_derive_from_key(key, OVERLAY_TCP_KEY_BYTES, OVERLAY_TCP_KDF_SUBKEY,
+                                     OVERLAY_TCP_KDF_CONTEXT, secret)) {
         return HERD_ERROR;
     }
     return HERD_SUCCESS;
 }
 
-static void mac_add_u32(crypto_auth_hmacsha512256_state *state, uint32_t value)
+static void mac_add_u32(const overlay_tcp_sodium_t *na, crypto_auth_hmacsha512256_state *state,
+                        uint32_t value)
 {
     uint8_t bytes[4];
 
     put_u32(bytes, value);
-    crypto_auth_hmacsha512256_update(state, bytes, sizeof(bytes));
+    na->hmac_update(state, bytes, sizeof(bytes));
 }
 
 /* Variable-length fields are length-prefixed, so no two transcripts share their bytes. */
-static void mac_add_string(crypto_auth_hmacsha512256_state *state, const char *s)
+static void mac_add_string(const overlay_tcp_sodium_t *na, crypto_auth_hmacsha512256_state *state,
+                           const char *s)
 {
     size_t length = strlen(s);
     uint8_t bytes[2];
 
     put_u16(bytes, (uint16_t) length);
-    crypto_auth_hmacsha512256_update(state, bytes, sizeof(bytes));
-    crypto_auth_hmacsha512256_update(state, (const unsigned char *) s, length);
+    na->hmac_update(state, bytes, sizeof(bytes));
+    na->hmac_update(state, (const unsigned char *) s, length);
 }
 
 static void transcript_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES], const char *label,
@@ -448,22 +453,29 @@ static void transcript_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES], const char 
                            orte_vpid_t receiver, uint32_t num_daemons, uint32_t radix,
                            const char *dvm_id, const char *uri, uint8_t mac[OVERLAY_TCP_MAC_BYTES])
 {
+    const overlay_tcp_sodium_t *na = overlay_tcp_sodium(NULL);
     crypto_auth_hmacsha512256_state state;
 
-    crypto_auth_hmacsha512256_init(&state, key, OVERLAY_TCP_KEY_BYTES);
-    mac_add_string(&state, label);
-    crypto_auth_hmacsha512256_update(&state, first, OVERLAY_TCP_NONCE_BYTES);
-    crypto_auth_hmacsha512256_update(&state, second, OVERLAY_TCP_NONCE_BYTES);
-    mac_add_u32(&state, sender);
-    mac_add_u32(&state, receiver);
-    mac_add_u32(&state, num_daemons);
-    mac_add_u32(&state, radix);
-    mac_add_string(&state, dvm_id);
-    if (NULL != uri) {
-        mac_add_string(&state, uri);
+    if (NULL == na) {
+        /* the caller loads libsodium before any handshake: a MAC of zeros matches none */
+        memset(mac, 0, OVERLAY_TCP_MAC_BYTES);
+        return;
     }
-    crypto_auth_hmacsha512256_final(&state, mac);
-    sodium_memzero(&state, sizeof(state));
+
+    na->hmac_init(&state, key, OVERLAY_TCP_KEY_BYTES);
+    mac_add_string(na, &state, label);
+    na->hmac_update(&state, first, OVERLAY_TCP_NONCE_BYTES);
+    na->hmac_update(&state, second, OVERLAY_TCP_NONCE_BYTES);
+    mac_add_u32(na, &state, sender);
+    mac_add_u32(na, &state, receiver);
+    mac_add_u32(na, &state, num_daemons);
+    mac_add_u32(na, &state, radix);
+    mac_add_string(na, &state, dvm_id);
+    if (NULL != uri) {
+        mac_add_string(na, &state, uri);
+    }
+    na->hmac_final(&state, mac);
+    explicit_bzero(&state, sizeof(state));
 }
 
 void overlay_tcp_challenge_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES],
@@ -490,7 +502,8 @@ void overlay_tcp_response_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES],
 bool overlay_tcp_mac_equal(const uint8_t a[OVERLAY_TCP_MAC_BYTES],
                            const uint8_t b[OVERLAY_TCP_MAC_BYTES])
 {
-    return 0 == sodium_memcmp(a, b, OVERLAY_TCP_MAC_BYTES);
+    const overlay_tcp_sodium_t *na = overlay_tcp_sodium(NULL);
+    return NULL != na && 0 == na->compare(a, b, OVERLAY_TCP_MAC_BYTES);
 }
 
 /* Port: 1 to 5 digits, 1..65535, nothing after it. */
