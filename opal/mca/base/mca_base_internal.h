@@ -6,6 +6,12 @@
 
 /* Fill fw->components from the static table and the DSOs on the search path, sorted by name. */
 int opal_mca_components_find(opal_mca_framework_t *fw);
+/* A selection ("a,b", "^a,b", NULL or "") as *names (NULL: every component) and *exclude; one
+ * that does not parse keeps every component (the framework's open reports it). Free *names
+ * with opal_argv_free. */
+void opal_mca_selection_names(const char *selection, char ***names, bool *exclude);
+/* Whether that selection leaves component name out. */
+bool opal_mca_selection_left_out(char **names, bool exclude, const char *name);
 /* Sort fw->components by name again (after a deferred component joined them). */
 void opal_mca_components_sort(opal_mca_framework_t *fw);
 /* Load fw->deferred[index] and forget it as deferred. *loaded is its new entry at the end of

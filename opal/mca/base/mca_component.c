@@ -128,16 +128,12 @@ static int collect_path(const char *path, void *data)
  * selection that does not parse leaves nothing out: the framework's open reports it. */
 static bool selection_leaves_out(const char *selection, const char *name)
 {
-    bool exclude = false, mixed = false;
+    bool exclude = false;
     char **names = NULL;
-    if (HERD_SUCCESS != opal_mca_split_selection(selection, &exclude, &names, &mixed) ||
-        NULL == names || mixed) {
-        opal_argv_free(names);
-        return false;
-    }
-    bool listed = opal_argv_find(names, name) >= 0;
+    opal_mca_selection_names(selection, &names, &exclude);
+    bool out = opal_mca_selection_left_out(names, exclude, name);
     opal_argv_free(names);
-    return listed == exclude;
+    return out;
 }
 
 static const opal_mca_component_hint_t *find_hint(const opal_mca_framework_t *fw, const char *name)

@@ -277,10 +277,24 @@ out:
     return rc;
 }
 
-static int compare_selected(const void *a, const void *b);
+/* The selection order: the higher priority first; ties by name, so every process (and every
+ * daemon) picks the same one. Negative when a goes before b. */
+static int rank_order(int priority_a, const char *name_a, int priority_b, const char *name_b)
+{
+    if (priority_a != priority_b) {
+        return priority_a > priority_b ? -1 : 1;
+    }
+    return strcmp(name_a, name_b);
+}
 
-/* Whether a selection leaves component name out (names NULL: it selects every one). */
-static bool left_out(char **names, bool exclude, const char *name)
+static int compare_selected(const void *a, const void *b)
+{
+    const opal_mca_component_entry_t *ea = *(opal_mca_component_entry_t *const *) a;
+    const opal_mca_component_entry_t *eb = *(opal_mca_component_entry_t *const *) b;
+    return rank_order(ea->priority, ea->component->name, eb->priority, eb->component->name);
+}
+
+bool opal_mca_selection_left_out(char **names, bool exclude, const char *name)
 {
     return NULL != names && (opal_argv_find(names, name) >= 0) == exclude;
 }
@@ -318,18 +332,16 @@ static int load_one(opal_mca_framework_t *fw, size_t index, char **names, bool e
             return rc;
         }
     }
-    if (fw->opened && !left_out(names, exclude, c->name)) {
+    if (fw->opened && !opal_mca_selection_left_out(names, exclude, c->name)) {
         open_entry(fw, *loaded);
     }
     return HERD_SUCCESS;
 }
 
-/* The selection as names (NULL: every component); one that does not parse keeps every
- * component, and the framework's open reports it. */
-static void selection_names(const opal_mca_framework_t *fw, char ***names, bool *exclude)
+void opal_mca_selection_names(const char *selection, char ***names, bool *exclude)
 {
     bool mixed = false;
-    if (HERD_SUCCESS != opal_mca_split_selection(fw->selection, exclude, names, &mixed) || mixed) {
+    if (HERD_SUCCESS != opal_mca_split_selection(selection, exclude, names, &mixed) || mixed) {
         opal_argv_free(*names);
         *names = NULL;
         *exclude = false;
@@ -346,20 +358,18 @@ static int load_wanted(opal_mca_framework_t *fw)
     if (0 == fw->num_deferred) {
         return HERD_SUCCESS;
     }
-    selection_names(fw, &names, &exclude);
+    opal_mca_selection_names(fw->selection, &names, &exclude);
     for (size_t i = 0; i < fw->num_deferred && HERD_SUCCESS == rc;) {
         const char *name = fw->deferred[i].name;
         char prefix[2 * OPAL_MCA_MAX_NAME_LEN + 4];
         snprintf(prefix, sizeof(prefix), "%s_%s_", fw->name, name);
-        bool wanted = opal_mca_var_any_set_under(prefix) ||
-                      (NULL != names && !exclude && opal_argv_find(names, name) >= 0);
-        if (!wanted) {
+        bool by_variable = opal_mca_var_any_set_under(prefix);
+        if (!by_variable && (NULL == names || exclude || opal_argv_find(names, name) < 0)) {
             ++i;
             continue;
         }
         opal_output_verbose(10, fw->output, "loading component %s: %s", name,
-                            opal_mca_var_any_set_under(prefix) ? "one of its variables is set"
-                                                               : "the selection names it");
+                            by_variable ? "one of its variables is set" : "the selection names it");
         opal_mca_component_entry_t *loaded = NULL;
         rc = load_one(fw, i, names, exclude, &loaded);
     }
@@ -507,7 +517,7 @@ int opal_mca_framework_open(opal_mca_framework_t *fw)
     }
     for (size_t i = 0; i < fw->num_components; ++i) {
         opal_mca_component_entry_t *entry = &fw->components[i];
-        if (left_out(names, exclude, entry->component->name)) {
+        if (opal_mca_selection_left_out(names, exclude, entry->component->name)) {
             opal_output_verbose(10, fw->output, "component %s left out by %s=%s",
                                 entry->component->name, selection_source(fw), fw->selection);
             continue;
@@ -517,17 +527,6 @@ int opal_mca_framework_open(opal_mca_framework_t *fw)
     opal_argv_free(names);
     fw->opened = true;
     return HERD_SUCCESS;
-}
-
-static int compare_selected(const void *a, const void *b)
-{
-    const opal_mca_component_entry_t *ea = *(opal_mca_component_entry_t *const *) a;
-    const opal_mca_component_entry_t *eb = *(opal_mca_component_entry_t *const *) b;
-    if (ea->priority != eb->priority) {
-        return ea->priority > eb->priority ? -1 : 1;
-    }
-    /* ties: by name, so every process (and every daemon) picks the same one */
-    return strcmp(ea->component->name, eb->component->name);
 }
 
 static void close_entry(opal_mca_component_entry_t *entry)
@@ -578,17 +577,16 @@ static ssize_t next_deferred(opal_mca_framework_t *fw, char **names, bool exclud
     ssize_t next = -1;
     for (size_t i = 0; i < fw->num_deferred; ++i) {
         const opal_mca_deferred_t *d = &fw->deferred[i];
-        if (left_out(names, exclude, d->name) || !condition_holds(d->hint->available_when)) {
+        if (opal_mca_selection_left_out(names, exclude, d->name) ||
+            !condition_holds(d->hint->available_when)) {
             continue;
         }
         if (!fw->multi_select && NULL != best &&
-            (d->hint->priority < best->priority ||
-             (d->hint->priority == best->priority && strcmp(d->name, best->component->name) > 0))) {
+            rank_order(d->hint->priority, d->name, best->priority, best->component->name) > 0) {
             continue;
         }
-        if (next < 0 || d->hint->priority > fw->deferred[next].hint->priority ||
-            (d->hint->priority == fw->deferred[next].hint->priority &&
-             strcmp(d->name, fw->deferred[next].name) < 0)) {
+        if (next < 0 || rank_order(d->hint->priority, d->name, fw->deferred[next].hint->priority,
+                                   fw->deferred[next].name) < 0) {
             next = (ssize_t) i;
         }
     }
@@ -611,7 +609,7 @@ int opal_mca_framework_select(opal_mca_framework_t *fw)
     if (fw->num_deferred > 0) {
         char **names = NULL;
         bool exclude = false;
-        selection_names(fw, &names, &exclude);
+        opal_mca_selection_names(fw->selection, &names, &exclude);
         ssize_t next;
         while (HERD_SUCCESS == rc && (next = next_deferred(fw, names, exclude)) >= 0) {
             opal_mca_component_entry_t *loaded = NULL;
@@ -656,7 +654,7 @@ int opal_mca_framework_load_deferred(opal_mca_framework_t *fw)
     char **names = NULL;
     bool exclude = false;
     int rc = HERD_SUCCESS;
-    selection_names(fw, &names, &exclude);
+    opal_mca_selection_names(fw->selection, &names, &exclude);
     while (HERD_SUCCESS == rc && fw->num_deferred > 0) {
         opal_mca_component_entry_t *loaded = NULL;
         rc = load_one(fw, 0, names, exclude, &loaded);
