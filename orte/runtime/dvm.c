@@ -35,7 +35,7 @@
 #include "orte/runtime/job.h"
 #include "orte/runtime/session_wireup.h"
 #include "opal/util/jobdb.h"
-#include "orte/runtime/session.h"
+#include "orte/runtime/session_handoff.h"
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
 
@@ -1679,28 +1679,14 @@ static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_jo
         blobs[c] = dvm->inventory_blobs[launch->node_index[c]];
         lengths[c] = dvm->inventory_lengths[launch->node_index[c]];
     }
-    rc = orte_session_segment_pack(&buffer, dvm->mine->node_name, my_candidate, data, len,
-                                   blobs, lengths, launch->num_candidates, dvm->mine->signature,
+    rc = orte_session_handoff_pack(&buffer, dvm->mine->node_name, my_candidate, data, len, blobs,
+                                   lengths, launch->num_candidates, dvm->mine->signature,
                                    dvm->mine->xml);
     free(blobs);
     free(lengths);
-    if (HERD_SUCCESS != rc) {
-        goto out;
+    if (HERD_SUCCESS == rc) {
+        rc = orte_session_handoff_write(name, &buffer);
     }
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        rc = HERD_ERR_IN_ERRNO;
-        goto out;
-    }
-    if (HERD_SUCCESS != (rc = opal_fd_write_all(fd, buffer.base, buffer.used))) {
-        int saved = errno;
-        close(fd);
-        shm_unlink(name);
-        errno = saved;
-        goto out;
-    }
-    close(fd);
-out:
     opal_buffer_destruct(&buffer);
     return rc;
 }

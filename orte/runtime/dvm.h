@@ -10,8 +10,8 @@
 
 #include "opal/event/event.h"
 #include "orte/mca/ras/ras.h"
-#include "orte/runtime/inventory.h"
 #include "orte/types.h"
+#include "orte/util/inventory.h"
 
 #define ORTE_DVM_SECRET_LEN 32
 
@@ -28,12 +28,6 @@ enum {
 /* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
 #define ORTE_DVM_CMD_SHUTDOWN 1u
 #define ORTE_DVM_CMD_LAUNCH   2u /* then an orte_job_launch_t (orte/runtime/job.h) */
-
-/* How a session daemon learns what its daemon gives it (environment of `herdd --session`). */
-#define ORTE_SESSION_ENV_SEGMENT     "HERD_SESSION_SEGMENT"    /* the launch segment's name */
-#define ORTE_SESSION_ENV_LISTEN_FD   "HERD_SESSION_LISTEN_FD"  /* its static endpoint's listener */
-#define ORTE_SESSION_ENV_DAEMON      "HERD_SESSION_DAEMON_PID" /* die with this process */
-#define ORTE_SESSION_SEGMENT_VERSION 1u
 
 /* Root side: a daemon reports that job jobid could not start on its node (message is a whole
  * sentence for the user). */
@@ -88,11 +82,6 @@ OPAL_EXPORT void orte_dvm_root_set_tool_path(orte_dvm_t *dvm, const char *path);
 /* Begin an orderly shutdown from inside the loop; orte_dvm_root_serve() returns once every
  * daemon is gone. status is what serve returns. */
 OPAL_EXPORT void orte_dvm_root_request_stop(orte_dvm_t *dvm, int status);
-
-/* Session daemon (herdd --session): run one job's part on this node (orte/runtime/session.c).
- * Returns the exit status, which the caller must pass to _exit, not exit: the wireup library is
- * left running at the end (orte_session_wireup_end). */
-OPAL_EXPORT int orte_session_main(void);
 
 /* Daemon side (herdd): bootstrap from the environment (or stdin lines), join the DVM, report
  * the inventory, serve until told to stop or the parent is gone. Returns the exit status. */

@@ -11,7 +11,7 @@
 #include "opal/event/event.h"
 #include "orte/mca/ras/ras.h"
 #include "orte/runtime/dvm.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 
 #define ORTE_DVM_TOOL_VERSION   1u
 #define ORTE_DVM_TOOL_MAX_FRAME (256u << 20)

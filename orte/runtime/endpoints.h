@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "opal/util/jobdb.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 
 /* Addresses kept per node and fabric (the first ones the node reports). */
 #define ORTE_ENDPOINTS_MAX_ADDRS 4u

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "orte/mca/rmaps/rmaps.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 #include "orte/runtime/job.h"
 
 typedef struct orte_jobmap_nodes {

@@ -39,6 +39,7 @@
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/session.h"
+#include "orte/runtime/session_handoff.h"
 #include "orte/runtime/session_wireup.h"
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
@@ -1721,7 +1722,7 @@ static int start_job(job_t *job, const opal_buffer_t *message)
     if (HERD_SUCCESS == rc) {
         const uint8_t *blob = inv.base;
         size_t len = inv.used;
-        rc = orte_session_segment_pack(&segment, job->local_inv->node_name, 0, message->base,
+        rc = orte_session_handoff_pack(&segment, job->local_inv->node_name, 0, message->base,
                                        message->used, &blob, &len, 1, job->local_inv->signature,
                                        job->local_inv->xml);
     }

@@ -28,12 +28,12 @@
 #include "orte/mca/odls/odls.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
-#include "orte/runtime/dvm.h"
 #include "orte/runtime/job.h"
 #include "opal/util/jobdb.h"
 #include "orte/runtime/endpoints.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/session.h"
+#include "orte/runtime/session_handoff.h"
 #include "orte/runtime/session_wireup.h"
 #include "orte/mca/wireup/base/base.h"
 #include "orte/util/radix.h"
@@ -174,100 +174,6 @@ static void on_signal(int signo)
         (void) ignored;
     }
     errno = saved;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* records */
-
-int orte_proc_record_pack(opal_buffer_t *b, const orte_proc_record_t *r)
-{
-    int rc;
-    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->rank)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->node)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->app)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_int32(b, r->pid)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint8(b, r->state)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_bool(b, r->signaled)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_bool(b, r->aborted)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_int32(b, r->exit_code)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_int32(b, r->signo)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->wall_ns)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->user_us)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->sys_us)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_int64(b, r->max_rss_kb))) {
-        return rc;
-    }
-    return HERD_SUCCESS;
-}
-
-int orte_proc_record_unpack(opal_buffer_t *b, orte_proc_record_t *out)
-{
-    orte_proc_record_t r;
-    int64_t rss = 0;
-    int rc;
-    memset(&r, 0, sizeof(r));
-    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.rank)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.node)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.app)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &r.pid)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint8(b, &r.state)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_bool(b, &r.signaled)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_bool(b, &r.aborted)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &r.exit_code)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(b, &r.signo)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.wall_ns)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.user_us)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.sys_us)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_int64(b, &rss))) {
-        return rc;
-    }
-    /* An exit code is the 8 bits wait() reports: a launcher exits with it, and exit(256) would
-     * tell the shell the job succeeded. */
-    if (r.state > ORTE_PROC_UNFINALIZED || r.exit_code < 0 || r.exit_code > 255 ||
-        (r.signaled && (r.signo <= 0 || r.signo >= 128))) {
-        return HERD_ERR_UNPACK_FAILURE;
-    }
-    r.max_rss_kb = rss;
-    *out = r;
-    return HERD_SUCCESS;
-}
-
-bool orte_proc_record_failed(const orte_proc_record_t *r)
-{
-    return ORTE_PROC_EXITED != r->state || r->signaled || 0 != r->exit_code;
-}
-
-int orte_proc_record_status(const orte_proc_record_t *r)
-{
-    if (ORTE_PROC_ABORTED == r->state) {
-        return 0 != r->exit_code ? r->exit_code : 1; /* an aborted job never reports success */
-    }
-    if (ORTE_PROC_EXITED != r->state) {
-        return 1;
-    }
-    if (r->signaled) {
-        return 128 + r->signo;
-    }
-    return r->exit_code;
-}
-
-void orte_proc_record_describe(const orte_proc_record_t *r, char *text, size_t size)
-{
-    if (ORTE_PROC_START_FAILED == r->state) {
-        snprintf(text, size, "could not be started");
-    } else if (ORTE_PROC_LOST == r->state) {
-        snprintf(text, size, "was lost with its node's session daemon");
-    } else if (ORTE_PROC_ABORTED == r->state) {
-        snprintf(text, size, "called abort with status %d", r->exit_code);
-    } else if (ORTE_PROC_UNFINALIZED == r->state) {
-        snprintf(text, size,
-                 "exited with status 0 without finalizing (after MPI_Init, PMIx_Init or "
-                 "herd_init)");
-    } else if (r->signaled) {
-        snprintf(text, size, "was killed by signal %d (%s)", r->signo, strsignal(r->signo));
-    } else {
-        snprintf(text, size, "exited with status %d", r->exit_code);
-    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1620,100 +1526,6 @@ static char *check_programs(session_t *s)
 /* ------------------------------------------------------------------------------------------ */
 /* start-up */
 
-static int read_segment(const char *name, opal_buffer_t *buffer)
-{
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) {
-        return HERD_ERR_IN_ERRNO;
-    }
-    /* ours from now on: gone even if we are killed the next moment */
-    shm_unlink(name);
-    struct stat st;
-    int rc = HERD_ERR_IN_ERRNO;
-    if (0 == fstat(fd, &st) && st.st_size > 0) {
-        void *map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (MAP_FAILED != map) {
-            rc = opal_buffer_load(buffer, map, (size_t) st.st_size);
-            munmap(map, (size_t) st.st_size);
-        }
-    }
-    close(fd);
-    return rc;
-}
-
-static int parse_segment(session_t *s, opal_buffer_t *buffer)
-{
-    uint32_t version = 0, num_candidates = 0;
-    void *launch_bytes = NULL;
-    size_t launch_len = 0;
-    char **own_xml = NULL;
-    size_t num_own = 0;
-    int rc;
-    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &version))) {
-        return rc;
-    }
-    if (ORTE_SESSION_SEGMENT_VERSION != version) {
-        return HERD_ERR_VERSION_MISMATCH;
-    }
-    if (HERD_SUCCESS != (rc = opal_buffer_unpack_string(buffer, &s->node_name)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &s->my_candidate)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_bytes(buffer, &launch_bytes, &launch_len))) {
-        goto out;
-    }
-    opal_buffer_t launch_buffer;
-    opal_buffer_init(&launch_buffer);
-    rc = opal_buffer_load(&launch_buffer, launch_bytes, launch_len);
-    if (HERD_SUCCESS == rc) {
-        rc = orte_job_launch_unpack(&launch_buffer, UINT32_MAX, &s->launch);
-    }
-    opal_buffer_destruct(&launch_buffer);
-    if (HERD_SUCCESS != rc ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &num_candidates))) {
-        goto out;
-    }
-    if (NULL == s->node_name || num_candidates != s->launch->num_candidates ||
-        s->my_candidate >= num_candidates) {
-        rc = HERD_ERR_UNPACK_FAILURE;
-        goto out;
-    }
-    s->spec = s->launch->spec;
-    s->inventories = calloc(num_candidates, sizeof(*s->inventories));
-    if (NULL == s->inventories) {
-        rc = HERD_ERR_OUT_OF_RESOURCE;
-        goto out;
-    }
-    for (uint32_t c = 0; c < num_candidates; ++c) {
-        void *blob = NULL;
-        size_t len = 0;
-        opal_buffer_t inv;
-        rc = opal_buffer_unpack_bytes(buffer, &blob, &len);
-        opal_buffer_init(&inv);
-        if (HERD_SUCCESS == rc) {
-            rc = opal_buffer_load(&inv, blob, len);
-        }
-        if (HERD_SUCCESS == rc) {
-            rc = orte_inventory_unpack(&inv, &s->inventories[c]);
-        }
-        opal_buffer_destruct(&inv);
-        free(blob);
-        if (HERD_SUCCESS != rc) {
-            goto out;
-        }
-    }
-    rc = opal_buffer_unpack_string_array(buffer, &own_xml, &num_own);
-    if (HERD_SUCCESS == rc && 2 == num_own && NULL != own_xml[0] && NULL != own_xml[1]) {
-        opal_argv_append(&s->launch->xml_pairs, own_xml[0]);
-        opal_argv_append(&s->launch->xml_pairs, own_xml[1]);
-    }
-    for (size_t i = 0; i < num_own; ++i) {
-        free(own_xml[i]);
-    }
-    free(own_xml);
-out:
-    free(launch_bytes);
-    return rc;
-}
-
 /* The processes' environment: ours, without what only daemons should see. */
 static int build_proc_env(session_t *s)
 {
@@ -2193,7 +2005,15 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
     s->signal_pipe[0] = s->signal_pipe[1] = -1;
     s->status = HERD_SUCCESS;
 
-    rc = parse_segment(s, segment);
+    orte_session_handoff_t handoff;
+    rc = orte_session_handoff_parse(segment, &handoff);
+    if (HERD_SUCCESS == rc) {
+        s->node_name = handoff.node_name;
+        s->my_candidate = handoff.my_candidate;
+        s->launch = handoff.launch;
+        s->spec = s->launch->spec;
+        s->inventories = handoff.inventories;
+    }
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd --session: cannot read the job: %s\n", opal_strerror(rc));
         session_release(s);
@@ -2349,7 +2169,7 @@ int orte_session_main(void)
     int listen_fd = (NULL != fd_text) ? (int) strtol(fd_text, NULL, 10) : -1;
     opal_buffer_init(&segment);
     int rc = (NULL == segment_name || listen_fd < 0) ? HERD_ERR_BAD_PARAM
-                                                     : read_segment(segment_name, &segment);
+                                                     : orte_session_handoff_read(segment_name, &segment);
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
                 NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
@@ -2377,26 +2197,4 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent,
                      : 1;
     opal_buffer_destruct(&segment);
     return status;
-}
-
-int orte_session_segment_pack(opal_buffer_t *buffer, const char *node_name, uint32_t my_candidate,
-                              const void *launch, size_t launch_len,
-                              const uint8_t *const *inventories, const size_t *lengths,
-                              uint32_t num_candidates, const char *signature, const char *xml)
-{
-    char *pair[3] = {(char *) signature, (char *) (NULL != xml ? xml : ""), NULL};
-    int rc;
-    if (HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, ORTE_SESSION_SEGMENT_VERSION)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, node_name)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, my_candidate)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_bytes(buffer, launch, launch_len)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, num_candidates))) {
-        return rc;
-    }
-    for (uint32_t c = 0; c < num_candidates; ++c) {
-        if (HERD_SUCCESS != (rc = opal_buffer_pack_bytes(buffer, inventories[c], lengths[c]))) {
-            return rc;
-        }
-    }
-    return opal_buffer_pack_string_array(buffer, pair, 2);
 }

@@ -1,6 +1,7 @@
 /* What a job's session daemons and its launcher say to each other over the job's overlay
- * (vpid 0: herdrun; vpid 1: the shepherd; vpids 2..: the lambs), and the per-process record
- * they exchange. docs/herdrun.md describes the protocol. */
+ * (vpid 0: herdrun; vpid 1: the shepherd; vpids 2..: the lambs), and the two ways a session
+ * daemon starts. docs/herdrun.md describes the protocol; the per-process record they exchange is
+ * in orte/runtime/proc_record.h, the hand-off from the node's daemon in session_handoff.h. */
 #ifndef ORTE_RUNTIME_SESSION_H
 #define ORTE_RUNTIME_SESSION_H
 
@@ -9,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "opal/dss/buffer.h"
 #include "opal/visibility.h"
+#include "orte/runtime/proc_record.h"
 
 /* Tags on the job's overlay (grpcomm uses its own range from 64). */
 enum {
@@ -46,50 +47,12 @@ enum {
 
 #define ORTE_SESSION_SHEPHERD 1u
 
-typedef enum orte_proc_state {
-    ORTE_PROC_EXITED = 0,       /* ran and exited (or was killed): see signaled/exit_code */
-    ORTE_PROC_START_FAILED = 1, /* could not be started (exec, chdir, binding) */
-    ORTE_PROC_LOST = 2,         /* its session daemon is gone: fate unknown */
-    ORTE_PROC_ABORTED = 3,      /* asked for the job to be aborted (exit_code: its status) */
-    ORTE_PROC_UNFINALIZED = 4,  /* exited with status 0 without finalizing its wireup */
-} orte_proc_state_t;
+/* Session daemon (herdd --session): run one job's part on this node, from the segment its node's
+ * daemon wrote (orte/runtime/session_handoff.h). Returns the exit status, which the caller must
+ * pass to _exit, not exit: the wireup library is left running at the end
+ * (orte_session_wireup_end). */
+OPAL_EXPORT int orte_session_main(void);
 
-/* How one process ended and what it used. */
-typedef struct orte_proc_record {
-    uint32_t rank;
-    uint32_t node; /* candidate index of its node in the job */
-    uint32_t app;
-    int32_t pid;
-    uint8_t state; /* orte_proc_state_t */
-    bool signaled;
-    bool aborted; /* ended because the job was being aborted, not on its own */
-    int32_t exit_code;
-    int32_t signo;
-    uint64_t wall_ns;
-    uint64_t user_us;
-    uint64_t sys_us;
-    int64_t max_rss_kb;
-} orte_proc_record_t;
-
-OPAL_EXPORT int orte_proc_record_pack(opal_buffer_t *buffer, const orte_proc_record_t *record);
-/* HERD_ERR_UNPACK_FAILURE (or a buffer error) on malformed input; *record set only on success. */
-OPAL_EXPORT int orte_proc_record_unpack(opal_buffer_t *buffer, orte_proc_record_t *record);
-/* Whether the record is a failure the error manager hears about. */
-OPAL_EXPORT bool orte_proc_record_failed(const orte_proc_record_t *record);
-/* What a launcher exits with for this record: exit code, 128 + signal, or 1. */
-OPAL_EXPORT int orte_proc_record_status(const orte_proc_record_t *record);
-/* "exited with status 3", "was killed by signal 9 (Killed)", "could not be started", "called
- * abort with status 3", "exited without finalizing". */
-OPAL_EXPORT void orte_proc_record_describe(const orte_proc_record_t *record, char *text,
-                                           size_t size);
-
-/* The session segment (what a node's daemon gives a session daemon): the launch message as
- * received, the candidates' packed inventories, and this node's topology (signature, XML). */
-OPAL_EXPORT int orte_session_segment_pack(opal_buffer_t *buffer, const char *node_name,
-                                          uint32_t my_candidate, const void *launch,
-                                          size_t launch_len, const uint8_t *const *inventories,
-                                          const size_t *lengths, uint32_t num_candidates,
-                                          const char *signature, const char *xml);
 /* Be the session daemon of a one-node job in a child forked by its launcher (parent): no node
  * daemon, no exec. The daemon's ends of every process's pipes go to the launcher over iof_sock
  * (a Unix socket, orte_iof_base_send_fds), which forwards their I/O itself; a last message

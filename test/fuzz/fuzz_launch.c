@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "opal/util/argv.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 #include "orte/runtime/job.h"
-#include "orte/runtime/session.h"
+#include "orte/runtime/proc_record.h"
 #include "test/fuzz/fuzz.h"
 
 static char fuzz_sentinel_object;

@@ -64,8 +64,8 @@ harness_sources() {
                 "$top/opal/dss/buffer.c $opal_util"
             ;;
         launch)
-            echo "$top/orte/runtime/job.c $top/orte/runtime/session.c" \
-                "$top/orte/runtime/inventory.c $top/opal/mca/fabric/base/fabric_base_record.c" \
+            echo "$top/orte/runtime/job.c $top/orte/runtime/proc_record.c" \
+                "$top/orte/util/inventory.c $top/opal/mca/fabric/base/fabric_base_record.c" \
                 "$top/orte/util/radix.c $top/opal/dss/buffer.c $opal_util"
             ;;
         wireup)
@@ -78,13 +78,12 @@ harness_sources() {
     esac
 }
 
-# Compiler and linker options a harness needs beyond the common ones. The record decoder lives
-# in session.c beside the session daemon, and inventory.c also discovers nodes: every function
-# in its own section and lld dropping what the harness never reaches leave the daemon's
-# frameworks out (GNU ld would still want them; lld reports whatever is reached and missing).
-# ASan's table of instrumented globals would keep session.c's overlay handler table, and through
-# it the daemon's spawn code, alive (with -fsanitize=fuzzer clang 14 does not emit the per-global
-# metadata --gc-sections can drop): the harness's globals go without redzones, its heap keeps them.
+# Compiler and linker options a harness needs beyond the common ones. inventory.c also
+# discovers nodes: every function in its own section and lld dropping what the harness never
+# reaches leave the fabric framework out (GNU ld would still want it; lld reports whatever is
+# reached and missing). ASan's table of instrumented globals would keep what the dropped code
+# refers to alive (with -fsanitize=fuzzer clang 14 does not emit the per-global metadata
+# --gc-sections can drop): the harness's globals go without redzones, its heap keeps them.
 harness_flags() {
     case $1 in
         launch)

@@ -10,7 +10,7 @@
 #include <hwloc.h>
 
 #include "opal/mca/mca.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 
 #define OPAL_MCA_rmaps_INTERFACE_VERSION 1u
 

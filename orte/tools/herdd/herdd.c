@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "orte/runtime/dvm.h"
+#include "orte/runtime/session.h"
 
 int main(int argc, char *argv[])
 {

@@ -22,7 +22,7 @@
 #include "opal/util/argv.h"
 #include "opal/util/jobdb.h"
 #include "orte/runtime/endpoints.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* inventories built by hand */

@@ -19,10 +19,10 @@
 
 #include "opal/mca/fabric/fabric.h"
 #include "opal/util/argv.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/jobmap.h"
-#include "orte/runtime/session.h"
+#include "orte/runtime/proc_record.h"
 #include "support/capture.h"
 
 #define T_2X4X2 "pack:2 core:4 pu:2" /* 8 cores */

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "orte/mca/rmaps/rmaps.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 #include "support/capture.h"
 
 #define T_2X4X2 "pack:2 core:4 pu:2" /* 16 hwthreads: core c = cpus 2c,2c+1 */

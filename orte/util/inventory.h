@@ -1,7 +1,7 @@
 /* A node's inventory, as its daemon reports it to the DVM: name, slots, topology (summary,
  * signature, and the full hwloc XML once per distinct signature) and fabric records. */
-#ifndef ORTE_RUNTIME_INVENTORY_H
-#define ORTE_RUNTIME_INVENTORY_H
+#ifndef ORTE_UTIL_INVENTORY_H
+#define ORTE_UTIL_INVENTORY_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,4 +44,4 @@ OPAL_EXPORT int orte_inventory_unpack(opal_buffer_t *buffer, orte_inventory_t **
 /* "2 packages, 16 cores, 32 hwthreads" into text. */
 OPAL_EXPORT void orte_inventory_summary(const orte_inventory_t *inventory, char *text, size_t size);
 
-#endif /* ORTE_RUNTIME_INVENTORY_H */
+#endif /* ORTE_UTIL_INVENTORY_H */

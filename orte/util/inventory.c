@@ -9,7 +9,7 @@
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/topology.h"
-#include "orte/runtime/inventory.h"
+#include "orte/util/inventory.h"
 
 #define INVENTORY_FORMAT_VERSION 2u
 #define INVENTORY_MAX_FABRIC 64u
