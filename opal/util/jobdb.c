@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/util/hash.h"
 #include "opal/util/show_help.h"
 #include "opal/util/jobdb.h"
 
@@ -296,11 +297,7 @@ err_handle:
 static int store_string(opal_jobdb_t *db, const char *text, uint32_t *offset, uint32_t *length)
 {
     size_t len = strlen(text);
-    uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < len; ++i) {
-        hash ^= (unsigned char) text[i];
-        hash *= 0x100000001b3ull;
-    }
+    uint64_t hash = opal_hash_fnv1a(OPAL_HASH_FNV1A_INIT, text, len);
     uint32_t *slot = &db->string_cache[hash % JOBDB_STRING_CACHE];
     if (0 != *slot) {
         uint32_t at = *slot - 1;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/util/hash.h"
 #include "opal/util/tmpdir.h"
 #include "opal/util/topology.h"
 
@@ -18,17 +19,11 @@
 static unsigned long long cpuset_hash(void)
 {
     cpu_set_t set;
-    unsigned long long hash = 0xcbf29ce484222325ull;
     CPU_ZERO(&set);
     if (0 != sched_getaffinity(0, sizeof(set), &set)) {
         return 0;
     }
-    const unsigned char *bytes = (const unsigned char *) &set;
-    for (size_t i = 0; i < sizeof(set); ++i) {
-        hash ^= bytes[i];
-        hash *= 0x100000001b3ull;
-    }
-    return hash;
+    return opal_hash_fnv1a(OPAL_HASH_FNV1A_INIT, &set, sizeof(set));
 }
 
 static int cache_path(char *path, size_t size)

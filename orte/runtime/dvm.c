@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opal/event/signal_pipe.h"
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/fd.h"
@@ -88,8 +89,7 @@ struct orte_dvm {
     bool done;
     int status;
     /* signals arrive through this pipe so they are handled in the loop */
-    int signal_pipe[2];
-    opal_event_t *signal_event;
+    opal_signal_pipe_t *signals;
     opal_event_t *timer;
 
     /* root */
@@ -251,91 +251,41 @@ static int dvm_register_vars(dvm_vars_t *vars)
 /* ------------------------------------------------------------------------------------------ */
 /* signals: SIGCHLD, SIGTERM, SIGINT, SIGHUP reach the loop through a pipe */
 
-static int signal_write_fd = -1;
-
-static void on_signal(int signo)
-{
-    int saved = errno;
-    unsigned char byte = (unsigned char) signo;
-    if (signal_write_fd >= 0) {
-        ssize_t ignored = write(signal_write_fd, &byte, 1);
-        (void) ignored;
-    }
-    errno = saved;
-}
-
 static void handle_child_exits(orte_dvm_t *dvm);
 static void dvm_fail(orte_dvm_t *dvm, const char *topic, ...);
 static void root_begin_shutdown(orte_dvm_t *dvm);
 
-static void signal_cb(int fd, short what, void *arg)
+static void signal_cb(int signo, void *arg)
 {
     orte_dvm_t *dvm = arg;
-    unsigned char signals[64];
-    ssize_t n = read(fd, signals, sizeof(signals));
-    for (ssize_t i = 0; i < n; ++i) {
-        if (SIGCHLD == signals[i]) {
-            handle_child_exits(dvm);
-        } else if (dvm->is_root && NULL != dvm->signal_cb && !dvm->stopping) {
-            dvm->signal_cb(signals[i], dvm->signal_arg);
-        } else if (dvm->is_root) {
-            if (dvm->stopping) {
-                continue;
-            }
-            opal_output_verbose(1, OPAL_OUTPUT_STDERR, "herd-dvm: stopping on signal %d",
-                                signals[i]);
-            dvm->status = HERD_SUCCESS;
-            root_begin_shutdown(dvm);
-        } else {
-            dvm->status = HERD_SUCCESS;
-            dvm->done = true;
-            opal_event_base_stop(dvm->base);
+    if (SIGCHLD == signo) {
+        handle_child_exits(dvm);
+    } else if (dvm->is_root && NULL != dvm->signal_cb && !dvm->stopping) {
+        dvm->signal_cb(signo, dvm->signal_arg);
+    } else if (dvm->is_root) {
+        if (dvm->stopping) {
+            return;
         }
+        opal_output_verbose(1, OPAL_OUTPUT_STDERR, "herd-dvm: stopping on signal %d", signo);
+        dvm->status = HERD_SUCCESS;
+        root_begin_shutdown(dvm);
+    } else {
+        dvm->status = HERD_SUCCESS;
+        dvm->done = true;
+        opal_event_base_stop(dvm->base);
     }
 }
 
 static int install_signals(orte_dvm_t *dvm)
 {
-    if (0 != pipe2(dvm->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
-        return HERD_ERR_IN_ERRNO;
-    }
-    signal_write_fd = dvm->signal_pipe[1];
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGCHLD, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    int rc = opal_event_fd_create(dvm->base, dvm->signal_pipe[0],
-                                  OPAL_EVENT_READ | OPAL_EVENT_PERSIST, signal_cb, dvm,
-                                  &dvm->signal_event);
-    if (HERD_SUCCESS == rc) {
-        rc = opal_event_add(dvm->signal_event, NULL);
-    }
-    return rc;
+    static const int caught[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0};
+    return opal_signal_pipe_open(dvm->base, caught, signal_cb, dvm, &dvm->signals);
 }
 
 static void remove_signals(orte_dvm_t *dvm)
 {
-    signal(SIGCHLD, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal_write_fd = -1;
-    if (NULL != dvm->signal_event) {
-        opal_event_free(dvm->signal_event);
-        dvm->signal_event = NULL;
-    }
-    for (int i = 0; i < 2; ++i) {
-        if (dvm->signal_pipe[i] >= 0) {
-            close(dvm->signal_pipe[i]);
-            dvm->signal_pipe[i] = -1;
-        }
-    }
+    opal_signal_pipe_close(dvm->signals);
+    dvm->signals = NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1192,7 +1142,6 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
     dvm->is_root = true;
     dvm->options = *options;
     orte_orphans_adopt();
-    dvm->signal_pipe[0] = dvm->signal_pipe[1] = -1;
     dvm->next_command = DVM_COLL_FIRST_COMMAND;
     dvm->status = HERD_ERROR;
     clock_gettime(CLOCK_MONOTONIC, &dvm->started);
@@ -1910,7 +1859,6 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
     int rc;
     memset(dvm, 0, sizeof(*dvm));
     dvm->vars = &dvm_vars;
-    dvm->signal_pipe[0] = dvm->signal_pipe[1] = -1;
     dvm->next_command = DVM_COLL_FIRST_COMMAND;
     dvm->status = HERD_ERROR;
 

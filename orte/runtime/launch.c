@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "opal/event/signal_pipe.h"
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/opal_frameworks.h"
 #include "opal/util/argv.h"
@@ -67,8 +67,7 @@ typedef struct job {
     const orte_allocation_t *alloc;
     orte_inventory_t *local_inv; /* without a DVM: this node's */
     pid_t session_pid;           /* without a DVM: the session daemon we forked */
-    int signal_pipe[2];
-    opal_event_t *signal_event;
+    opal_signal_pipe_t *signal_pipe; /* without a DVM: ours */
     opal_event_base_t *base;
     orte_job_spec_t *spec;
     orte_job_launch_t launch;
@@ -506,8 +505,9 @@ static void output_failed_cb(void *arg, int stream, int error)
     if (job->finished || job->aborting) {
         return;
     }
-    fprintf(stderr, "herdrun: nobody reads its %s any more (the pipe was closed): stopping job %s\n",
-            name, job->spec->jobid);
+    fprintf(stderr,
+            "herdrun: nobody reads its %s any more (the pipe was closed): stopping job %s\n", name,
+            job->spec->jobid);
     job->signals++; /* what the processes do now is our doing */
     if (0 == job->exit_status) {
         job->exit_status = 128 + SIGPIPE;
@@ -1808,20 +1808,6 @@ int orte_launch_run(orte_dvm_t *dvm, orte_job_spec_t *spec, const orte_launch_op
 /* How long a session daemon we forked has to exit once the job is over. */
 #define LOCAL_SESSION_EXIT_GRACE_MS 1000
 
-/* Without a DVM, signals reach the loop through our own pipe. */
-static int local_signal_write = -1;
-
-static void local_on_signal(int signo)
-{
-    int saved = errno;
-    unsigned char byte = (unsigned char) signo;
-    if (local_signal_write >= 0) {
-        ssize_t ignored = write(local_signal_write, &byte, 1);
-        (void) ignored;
-    }
-    errno = saved;
-}
-
 /* The session daemon we forked is gone: if the job was not over, nothing more will come. */
 static void session_exited(job_t *job)
 {
@@ -1878,12 +1864,7 @@ static void local_wait_session(job_t *job, int grace_ms)
         if (left_ms <= 0) {
             break;
         }
-        struct pollfd pfd = {.fd = job->signal_pipe[0], .events = POLLIN};
-        if (poll(&pfd, 1, (int) left_ms) > 0) {
-            unsigned char drained[64];
-            while (read(job->signal_pipe[0], drained, sizeof(drained)) > 0) {
-            }
-        }
+        opal_signal_pipe_wait(job->signal_pipe, (int) left_ms);
     }
     kill(job->session_pid, SIGKILL);
     int killed = SIGKILL; /* a wait status "killed by SIGKILL", should waitpid fail */
@@ -1892,16 +1873,12 @@ static void local_wait_session(job_t *job, int grace_ms)
     job->session_pid = -1;
 }
 
-static void local_signal_cb(int fd, short what, void *arg)
+static void local_signal_cb(int signo, void *arg)
 {
-    unsigned char signals[16];
-    ssize_t n = read(fd, signals, sizeof(signals));
-    for (ssize_t i = 0; i < n; ++i) {
-        if (SIGCHLD != signals[i]) {
-            signal_cb(signals[i], arg);
-        } else {
-            session_exited(arg);
-        }
+    if (SIGCHLD != signo) {
+        signal_cb(signo, arg);
+    } else {
+        session_exited(arg);
     }
 }
 
@@ -1951,9 +1928,8 @@ bool orte_launch_local_possible(const orte_allocation_t *alloc)
 static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_options_t *options,
                         int *exit_status)
 {
-    struct sigaction sa, old_term, old_int, old_hup, old_chld;
+    static const int caught[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD, 0};
     int rc;
-    job->signal_pipe[0] = job->signal_pipe[1] = -1;
     orte_orphans_adopt();
     if (HERD_SUCCESS != (rc = orte_overlay_base_open()) ||
         HERD_SUCCESS != (rc = orte_grpcomm_base_open())) {
@@ -1961,27 +1937,10 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
         rc = HERD_ERR_SILENT;
         goto out;
     }
-    if (0 != pipe2(job->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
-        rc = HERD_ERR_IN_ERRNO;
+    if (HERD_SUCCESS !=
+        (rc = opal_signal_pipe_open(job->base, caught, local_signal_cb, job, &job->signal_pipe))) {
         goto out;
     }
-    local_signal_write = job->signal_pipe[1];
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = local_on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGHUP, &sa, &old_hup);
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigaction(SIGCHLD, &sa, &old_chld);
-    signal(SIGPIPE, SIG_IGN);
-    if (HERD_SUCCESS != (rc = opal_event_fd_create(job->base, job->signal_pipe[0],
-                                                   OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                                   local_signal_cb, job, &job->signal_event))) {
-        goto out_signals;
-    }
-    opal_event_add(job->signal_event, NULL);
     rc = launch_run(job, spec, options, exit_status);
     if (job->session_pid > 0) {
         /* it saw us leave: its exit (SIGCHLD writes to the signal pipe) ends our wait, a second
@@ -1989,19 +1948,9 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
         local_wait_session(job, LOCAL_SESSION_EXIT_GRACE_MS);
     }
     orte_orphans_kill(NULL, 0);
-    opal_event_free(job->signal_event);
-out_signals:
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
-    sigaction(SIGCHLD, &old_chld, NULL);
-    local_signal_write = -1;
+    opal_signal_pipe_close(job->signal_pipe);
+    job->signal_pipe = NULL;
 out:
-    for (int i = 0; i < 2; ++i) {
-        if (job->signal_pipe[i] >= 0) {
-            close(job->signal_pipe[i]);
-        }
-    }
     orte_grpcomm_base_close();
     orte_overlay_base_close();
     return rc;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/event/signal_pipe.h"
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/fd.h"
@@ -132,8 +133,7 @@ typedef struct session {
     int orig_fd[2];
     opal_event_t *out_event;
     opal_event_t *err_event;
-    int signal_pipe[2];
-    opal_event_t *signal_event;
+    opal_signal_pipe_t *signals;
 
     char **proc_env; /* what every process starts from */
     uint32_t launched;
@@ -162,19 +162,6 @@ typedef struct session {
     bool reported;
     int job_status;
 } session_t;
-
-static int signal_fd = -1;
-
-static void on_signal(int signo)
-{
-    int saved = errno;
-    unsigned char byte = (unsigned char) signo;
-    if (signal_fd >= 0) {
-        ssize_t ignored = write(signal_fd, &byte, 1);
-        (void) ignored;
-    }
-    errno = saved;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* sending */
@@ -627,16 +614,13 @@ static void all_exited(void *cbdata)
     finish_local(cbdata);
 }
 
-static void signal_cb(int fd, short what, void *arg)
+static void signal_cb(int signo, void *arg)
 {
     session_t *s = arg;
-    unsigned char signals[16];
-    ssize_t n = read(fd, signals, sizeof(signals));
-    if (n > 0) {
-        /* our daemon is gone or stopping (SIGTERM): the processes go with us */
-        s->status = HERD_ERR_UNREACH;
-        stop_loop(s);
-    }
+    (void) signo;
+    /* our daemon is gone or stopping (SIGTERM): the processes go with us */
+    s->status = HERD_ERR_UNREACH;
+    stop_loop(s);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1949,13 +1933,8 @@ static void session_release(session_t *s)
     if (NULL != s->err_event) {
         opal_event_free(s->err_event);
     }
-    if (NULL != s->signal_event) {
-        opal_event_free(s->signal_event);
-    }
+    opal_signal_pipe_close(s->signals);
     for (int i = 0; i < 2; ++i) {
-        if (s->signal_pipe[i] >= 0) {
-            close(s->signal_pipe[i]);
-        }
         if (s->out_pipe[i] >= 0) {
             close(s->out_pipe[i]);
         }
@@ -2002,7 +1981,6 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
     s->parent_sock = parent_sock;
     s->out_pipe[0] = s->out_pipe[1] = s->err_pipe[0] = s->err_pipe[1] = -1;
     s->orig_fd[0] = s->orig_fd[1] = -1;
-    s->signal_pipe[0] = s->signal_pipe[1] = -1;
     s->status = HERD_SUCCESS;
 
     orte_session_handoff_t handoff;
@@ -2043,25 +2021,10 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
                 NULL != s->node_name ? s->node_name : "?", opal_strerror(rc));
         goto out;
     }
-    if (0 != pipe2(s->signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
-        rc = HERD_ERR_IN_ERRNO;
+    static const int caught[] = {SIGTERM, SIGINT, SIGHUP, 0};
+    if (HERD_SUCCESS != (rc = opal_signal_pipe_open(s->base, caught, signal_cb, s, &s->signals))) {
         goto out;
     }
-    signal_fd = s->signal_pipe[1];
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    if (HERD_SUCCESS !=
-        (rc = opal_event_fd_create(s->base, s->signal_pipe[0], OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                   signal_cb, s, &s->signal_event))) {
-        goto out;
-    }
-    opal_event_add(s->signal_event, NULL);
     if (HERD_SUCCESS != (rc = build_proc_env(s)) ||
         HERD_SUCCESS != (rc = orte_jobmap_nodes_build(
                              s->inventories, s->launch->slots, s->launch->max_slots,
@@ -2150,7 +2113,6 @@ out:
     drain_pipe(s, s->out_pipe[0], 1);
     drain_pipe(s, s->err_pipe[0], 2);
     session_release(s);
-    signal_fd = -1;
     return HERD_SUCCESS == rc ? 0 : 1;
 }
 
@@ -2168,8 +2130,9 @@ int orte_session_main(void)
     const char *fd_text = getenv(ORTE_SESSION_ENV_LISTEN_FD);
     int listen_fd = (NULL != fd_text) ? (int) strtol(fd_text, NULL, 10) : -1;
     opal_buffer_init(&segment);
-    int rc = (NULL == segment_name || listen_fd < 0) ? HERD_ERR_BAD_PARAM
-                                                     : orte_session_handoff_read(segment_name, &segment);
+    int rc = (NULL == segment_name || listen_fd < 0)
+                 ? HERD_ERR_BAD_PARAM
+                 : orte_session_handoff_read(segment_name, &segment);
     if (HERD_SUCCESS != rc) {
         fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
                 NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
@@ -2185,6 +2148,8 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent,
                             int stdin_fd, int parent_sock)
 {
     opal_buffer_t segment;
+    /* herdrun's signal handlers are not ours: what we catch goes to our own loop */
+    opal_signal_pipe_drop_inherited();
     /* Ctrl-C at the terminal is herdrun's to forward, not ours to act on */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM);

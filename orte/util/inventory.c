@@ -7,6 +7,7 @@
 #include <hwloc.h>
 
 #include "opal/util/argv.h"
+#include "opal/util/hash.h"
 #include "opal/util/output.h"
 #include "opal/util/topology.h"
 #include "orte/util/inventory.h"
@@ -20,15 +21,14 @@
  * with the HostName info left out. FNV-1a: fast, and collisions only cost a duplicate XML. */
 static void signature_of(const char *text, char *out, size_t size)
 {
-    uint64_t hash = 0xcbf29ce484222325ull;
     const char *skip = strstr(text, "name=\"HostName\"");
     const char *skip_end = (NULL != skip) ? strchr(skip, '/') : NULL;
-    for (const char *p = text; '\0' != *p; ++p) {
-        if (NULL != skip_end && p >= skip && p < skip_end) {
-            continue;
-        }
-        hash ^= (unsigned char) *p;
-        hash *= 0x100000001b3ull;
+    uint64_t hash = OPAL_HASH_FNV1A_INIT;
+    if (NULL != skip_end) {
+        hash = opal_hash_fnv1a_string(opal_hash_fnv1a(hash, text, (size_t) (skip - text)),
+                                      skip_end);
+    } else {
+        hash = opal_hash_fnv1a_string(hash, text);
     }
     snprintf(out, size, "%016llx", (unsigned long long) hash);
 }

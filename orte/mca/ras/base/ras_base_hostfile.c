@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "opal/util/argv.h"
+#include "opal/util/hash.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/ras/base/base.h"
 #include "orte/mca/ras/ras.h"
@@ -97,13 +98,7 @@ static bool ras_parse_count(const char *text, size_t length, uint32_t max, uint3
 
 static size_t ras_hash(const char *name)
 {
-    uint64_t hash = UINT64_C(14695981039346656037); /* FNV-1a */
-
-    for (; '\0' != *name; name++) {
-        hash ^= (unsigned char) *name;
-        hash *= UINT64_C(1099511628211);
-    }
-    return (size_t) hash;
+    return (size_t) opal_hash_fnv1a_string(OPAL_HASH_FNV1A_INIT, name);
 }
 
 static ras_host_t *ras_table_find(const ras_host_table_t *table, const char *name)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "opal/status.h"
+#include "opal/util/hash.h"
 #include "orte/mca/wireup/base/wireup_base_store.h"
 
 typedef struct store_entry {
@@ -43,17 +44,11 @@ struct wireup_store {
 
 static uint64_t hash_key(uint32_t owner, const char *key)
 {
-    /* FNV-1a over the owner's bytes, then the key's */
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < 4; ++i) {
-        h ^= (owner >> (8 * i)) & 0xffu;
-        h *= 1099511628211ull;
-    }
-    for (const unsigned char *p = (const unsigned char *) key; '\0' != *p; ++p) {
-        h ^= *p;
-        h *= 1099511628211ull;
-    }
-    return h;
+    /* the owner's bytes (least significant first), then the key's */
+    const uint8_t bytes[4] = {(uint8_t) owner, (uint8_t) (owner >> 8), (uint8_t) (owner >> 16),
+                              (uint8_t) (owner >> 24)};
+    return opal_hash_fnv1a_string(opal_hash_fnv1a(OPAL_HASH_FNV1A_INIT, bytes, sizeof(bytes)),
+                                  key);
 }
 
 static uint64_t hash_owner(uint32_t owner)
