@@ -8,14 +8,26 @@ HERD_BIN=$HERD_BUILDDIR/orte/tools
 LIBTOOL=$HERD_BUILDDIR/libtool
 passed=0
 failed=0
+TEST_STARTED=$(date +%s)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/herd-it-XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# However the test ends (finish, a failed command under set -u, a signal from make or a
+# timeout), what it started goes with it: its processes are killed, its leftover segments
+# removed, its test hosts torn down, its work folder removed. finish has reported them first.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap test_teardown EXIT
+# Everything this test starts through the helpers below carries HERD_IT_TAG in its environment
+# (herdrun and herd-dvm pass their environment on to daemons and processes): how its processes
+# are told from those of the tests running beside it. Not exported: the test's own helpers
+# (ps, grep) must not carry it.
+HERD_IT_TAG=$(basename "$WORK")
 OUT=$WORK/out
 ERR=$WORK/err
 # Shared-memory segments already there (another user's or a concurrent benchmark's job): not
 # this test's to report.
 SHM_AT_START=$WORK/shm.at-start
-ls /dev/shm 2>/dev/null | grep -i herd | sort >"$SHM_AT_START"
+ls /dev/shm 2>/dev/null | grep -e "^herd-$(id -u)-" -e '^vader_segment\.' | sort >"$SHM_AT_START"
 
 # herd_info ARGS...: run the uninstalled herd-info, stdout to $OUT, stderr to $ERR, status in $rc.
 herd_info() {
@@ -23,10 +35,13 @@ herd_info() {
     rc=$?
 }
 
-ok() { passed=$((passed + 1)); echo "PASS: $1"; }
+# HERD_TEST_TIMES=1: each PASS/FAIL line ends with the seconds since the test started (to see
+# where a test spends its time).
+case_time() { [ -n "${HERD_TEST_TIMES:-}" ] && echo " [$(($(date +%s) - TEST_STARTED)) s]"; }
+ok() { passed=$((passed + 1)); echo "PASS: $1$(case_time)"; }
 fail() {
     failed=$((failed + 1))
-    echo "FAIL: $1"
+    echo "FAIL: $1$(case_time)"
     echo "  --- stdout (first 20 lines)"; head -n 20 "$OUT" 2>/dev/null | sed 's/^/  /'
     echo "  --- stderr (first 20 lines)"; head -n 20 "$ERR" 2>/dev/null | sed 's/^/  /'
 }
@@ -41,16 +56,25 @@ expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1 (got '$2', expecte
 expect_no_out() { if grep -Eq -- "$2" "$OUT"; then fail "$1 (stdout has /$2/)"; else ok "$1"; fi; }
 expect_no_err() { if grep -Eq -- "$2" "$ERR"; then fail "$1 (stderr has /$2/)"; else ok "$1"; fi; }
 
-# Nothing this test started may outlive it: no process with the test's work folder or a herd
-# binary of this build in its command line, no herd shared-memory segment. The binary is
-# matched as a path component, so a checkout whose own path holds "herdrun" or "herdd" (and the
-# make processes running this test there) is not taken for a leftover.
+# Nothing this test started may outlive it: no process (tagged, running from $WORK, or inside
+# its test hosts; test_pids), no herd shared-memory segment it made. Other tests run beside this
+# one (make check -j): their processes and segments are theirs to check, and
+# contrib/run-tests.sh checks once all are done that nothing of the build is left at all.
+no_test_pids() { [ -z "$(test_pids)" ]; }
 check_leftovers() {
-    left=$(ps -eo pid=,args= | grep -F "$HERD_BUILDDIR" | grep -v -e grep -e "$$" | grep -E '/(lt-)?herd(d|run|-dvm|-info)' || true)
-    if [ -n "$left" ]; then fail "no herd process left behind: $left"; else ok "no herd process left behind"; fi
-    shm=$(ls /dev/shm 2>/dev/null | grep -i herd | sort | comm -13 "$SHM_AT_START" -)
+    local left shm
+    # an ssh session or Slurm step of a test host may take a moment to end
+    wait_for 5 no_test_pids
+    left=$(test_pids)
+    if [ -n "$left" ]; then
+        fail "no herd process left behind: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)" |
+            tr '\n' ';')"
+    else
+        ok "no herd process left behind"
+    fi
+    shm=$(new_shm "$SHM_AT_START")
     if [ -n "$shm" ]; then
-        fail "no herd shared memory left in /dev/shm: $shm"
+        fail "no herd shared memory left in /dev/shm: $(echo $shm)"
     else
         ok "no herd shared memory left in /dev/shm"
     fi
@@ -58,18 +82,20 @@ check_leftovers() {
 
 finish() {
     check_leftovers
+    echo "elapsed: $(($(date +%s) - TEST_STARTED)) s"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
 
 # herd_dvm ARGS...: run the uninstalled herd-dvm like herd_info (stdout $OUT, stderr $ERR, $rc).
 herd_dvm() {
-    "$HERD_BIN/herd-dvm/herd-dvm" "$@" >"$OUT" 2>"$ERR"
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" >"$OUT" 2>"$ERR"
     rc=$?
 }
 
 # wait_gone PID SECONDS: wait until a process is gone; false if it is still there.
 wait_gone() {
+    local i
     i=0
     while kill -0 "$1" 2>/dev/null; do
         i=$((i + 1))
@@ -79,15 +105,17 @@ wait_gone() {
     return 0
 }
 
-# herdd processes of this build that are still running.
+# Daemons (herdd) of this build that this test started and that still run.
 herdd_pids() {
-    ps -eo pid=,args= | grep -F "$HERD_BUILDDIR" | grep -E 'herdd( |$)' | grep -v grep | awk '{print $1}'
+    local p
+    for p in $(test_pids); do
+        case $(ps -o args= -p "$p" 2>/dev/null) in *"$HERD_BUILDDIR"*herdd*) echo "$p" ;; esac
+    done
 }
 
 # herdrun ARGS...: run the uninstalled herdrun like herd_info (stdout $OUT, stderr $ERR, $rc),
 # stdin from /dev/null. What it starts inherits HERD_IT_TAG (herdrun passes its environment on
 # to daemons and processes), which is how check_clean finds them.
-HERD_IT_TAG=$(basename "$WORK")
 herdrun() {
     shm_mark
     HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >"$OUT" 2>"$ERR"
@@ -141,6 +169,7 @@ herdrun_piped() {
 
 # wait_for SECONDS COMMAND...: poll until COMMAND succeeds; false if it never does.
 wait_for() {
+    local n
     n=$(($1 * 20))
     shift
     while ! "$@"; do
@@ -152,15 +181,18 @@ wait_for() {
 
 # Job databases and segments (/dev/shm/herd-<uid>-*), and Open MPI's shared-memory segments
 # (vader_segment.*, which herd's PMIx server removes for a process that cannot), that were not
-# there at the last shm_mark, minus those a process of someone else's job has mapped (a job of
-# another build or of a benchmark running meanwhile, under the same uid: its names are as random
-# as ours).
+# there at the mark (new_shm [MARK]; default: the last shm_mark), minus those of other jobs
+# under the same uid (tests running beside this one, a benchmark): a segment another process has
+# mapped is its own, and one nobody has mapped (a launch segment between its writer and its
+# reader) is given 3 s to go away before it counts as this test's leftover.
 shm_ours() { ls /dev/shm 2>/dev/null | grep -e "^herd-$(id -u)-" -e '^vader_segment\.' | sort; }
 shm_mark() { shm_ours >"$WORK/shm.mark"; }
-new_shm() {
-    ours=" $(echo $(tagged_pids) $(build_pids)) "
-    added=$(shm_ours | comm -13 "$WORK/shm.mark" -)
-    for f in $added; do
+# shm_unowned MARK LISTER: the /dev/shm names LISTER prints that MARK does not hold and that no
+# process of another test has mapped.
+shm_unowned() {
+    local ours f foreign m
+    ours=" $(echo $(test_pids)) "
+    for f in $($2 | comm -13 "$1" -); do
         foreign=no
         for m in $(grep -lF "/dev/shm/$f" /proc/[0-9]*/maps 2>/dev/null); do
             m=${m#/proc/}
@@ -169,32 +201,58 @@ new_shm() {
         [ $foreign = yes ] || echo "$f"
     done
 }
+# shm_left MARK [LISTER]: those of them still there after up to 3 s (default lister: shm_ours).
+shm_left() {
+    local added n f
+    added=$(shm_unowned "$1" "${2:-shm_ours}")
+    n=0
+    while [ -n "$added" ] && [ $n -lt 30 ]; do
+        sleep 0.1
+        n=$((n + 1))
+        # only those still there count: a test of this one's never goes away by itself
+        added=$(for f in $added; do [ -e "/dev/shm/$f" ] && echo "$f"; done)
+    done
+    echo $added
+}
+new_shm() { shm_left "${1:-$WORK/shm.mark}"; }
 
 # Processes this test started that still run: those carrying its tag in their environment,
 # running a program from $WORK, or with $WORK in their command line (the test programs live
-# there), minus the pids in $KEEP_PIDS (a test's own helpers, such as the test hosts' sshd).
+# there), and any process inside its test hosts (their network namespaces), minus the pids in
+# $KEEP_PIDS (a test's own helpers, such as the test hosts' sshd and Slurm daemons).
 tagged_pids() {
+    local p
     {
         grep -lzF "HERD_IT_TAG=$HERD_IT_TAG" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
         find /proc -mindepth 2 -maxdepth 2 -name exe -lname "$WORK/*" 2>/dev/null | cut -d/ -f3
         ps -eo pid=,args= | W=$WORK awk 'index($0, ENVIRON["W"]) { print $1 }'
     } | sort -un | grep -vxF -e "$$" $(for p in ${KEEP_PIDS:-}; do printf ' -e %s' "$p"; done)
 }
-# Processes running a binary of this build (herdd, herdd --session, herdrun), wherever started.
+netns_pids() {
+    local ns p
+    [ -n "${HOSTS:-}" ] && [ -f "$HOSTS/namespaces" ] || return 0
+    for ns in $(cat "$HOSTS/namespaces"); do ip netns pids "$ns" 2>/dev/null; done |
+        sort -un | grep -vxF -e "$$" $(for p in ${KEEP_PIDS:-}; do printf ' -e %s' "$p"; done)
+}
+test_pids() { { tagged_pids; netns_pids; } | sort -un; }
+# Those of them running a binary of this build (herdd, herdd --session, herdrun).
 build_pids() {
-    find /proc -mindepth 2 -maxdepth 2 -name exe -lname "$HERD_BUILDDIR/*" 2>/dev/null |
-        cut -d/ -f3 | sort -un
+    local p
+    for p in $(test_pids); do
+        case $(readlink "/proc/$p/exe" 2>/dev/null) in "$HERD_BUILDDIR"/*) echo "$p" ;; esac
+    done
 }
 
 # check_clean WHAT: after a herdrun has returned, nothing it started may be left: no daemon,
 # session daemon or process, no job database or MPI segment in /dev/shm. Leftovers are
 # reported, then killed (by pid; they are this test's) so that the next case starts clean.
 check_clean() {
-    left=$( { tagged_pids; build_pids; } | sort -un)
+    local left p shm f
+    left=$(test_pids)
     if [ -n "$left" ]; then
         fail "$1: nothing left running; left: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)" |
             tr '\n' ';')"
-        for p in $(tagged_pids); do kill -9 "$p" 2>/dev/null; done
+        for p in $left; do kill -9 "$p" 2>/dev/null; done
         for p in $left; do wait_gone "$p" 5; done
     else
         ok "$1: nothing left running"
@@ -209,37 +267,109 @@ check_clean() {
 }
 
 # need_testhosts SCRIPT: the test hosts (../shared/testhosts) with SCRIPT (up.sh, slurm-up.sh)
-# must be usable: root, iproute2, and no herd-* namespace up already. Skips (exit 77) when they
-# are not, except under CI, where that fails: a skip there would hide that nothing was tested.
-# Sets TESTHOSTS and HOSTS (the hosts' state folder, in $WORK).
+# must be usable: root and iproute2. Skips (exit 77) when they are not, except under CI, where
+# that fails: a skip there would hide that nothing was tested. Sets TESTHOSTS and HOSTS (the
+# hosts' state folder, in $WORK).
 need_testhosts() {
     TESTHOSTS=${HERD_TESTHOSTS:-$HERD_SRCDIR/../shared/testhosts}
-    if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || [ ! -f "$TESTHOSTS/$1" ]; then
-        echo "SKIP: needs root, iproute2 and the test hosts in $TESTHOSTS"
+    if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v flock >/dev/null ||
+        [ ! -f "$TESTHOSTS/$1" ]; then
+        echo "SKIP: needs root, iproute2, flock and the test hosts in $TESTHOSTS"
         if [ -n "${CI:-}" ]; then
-            fail "CI runs this test: root, iproute2 and $TESTHOSTS are needed"
+            fail "CI runs this test: root, iproute2, flock and $TESTHOSTS are needed"
             finish
             exit 1
         fi
         exit 77
     fi
-    if ip netns list | grep -q '^herd-'; then
-        fail "test hosts are already up (ip netns list shows herd-*); run $TESTHOSTS/down.sh first"
-        finish
-        exit 1
-    fi
     HOSTS=$WORK/hosts
 }
 
-# testhosts_up N: bring up N ssh test hosts, torn down (with $WORK) on every exit.
+# testhosts_up N: bring up N ssh test hosts of this test's own (a set with an id no other test
+# holds: several tests run at once), torn down (with $WORK) on every exit. Sets TESTHOSTS_NS
+# (namespace prefix: host i is ${TESTHOSTS_NS}i), TESTHOSTS_NET (its addresses' first three
+# octets) and KEEP_PIDS (the hosts' sshd). The id is held by a lock on
+# /run/lock/herd-testhosts.<id> for the life of this test, so no other test picks it; a set up
+# by hand (its bridge namespace exists) is skipped too.
 testhosts_up() {
-    trap 'bash "$TESTHOSTS/down.sh" "$HOSTS" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
-    if ! bash "$TESTHOSTS/up.sh" "$1" "$HOSTS" >"$WORK/up.log" 2>&1; then
+    local id
+    id=1
+    while [ $id -le 250 ]; do
+        exec 9>"/run/lock/herd-testhosts.$id"
+        if flock -n 9; then
+            ip netns list | awk '{print $1}' | grep -qx "herd-$id-br" || break
+        fi
+        exec 9>&-
+        id=$((id + 1))
+    done
+    if [ $id -gt 250 ] || ! TESTHOSTS_ID=$id bash "$TESTHOSTS/up.sh" "$1" "$HOSTS" \
+        >"$WORK/up.log" 2>&1; then
         cat "$WORK/up.log"
-        fail "the test hosts come up"
+        fail "the test hosts come up (set $id)"
         finish
         exit 1
     fi
+    . "$HOSTS/hosts.env"
+    KEEP_PIDS=$(cat "$HOSTS"/sshd_n*.pid)
+}
+
+# testhosts_slurm_up N: the same, with Slurm on them (slurmctld on n1, slurmd on n2..nN);
+# SLURM_CONF is its configuration. The Slurm daemons join KEEP_PIDS.
+testhosts_slurm_up() {
+    testhosts_up "$1"
+    munge_was_running=no
+    [ -S /run/munge/munge.socket.2 ] && pgrep -x munged >/dev/null && munge_was_running=yes
+    slurm_started=yes
+    if ! bash "$TESTHOSTS/slurm-up.sh" "$1" "$HOSTS" >>"$WORK/up.log" 2>&1; then
+        cat "$WORK/up.log"
+        fail "Slurm comes up on the test hosts"
+        finish
+        exit 1
+    fi
+    SLURM_CONF=$HOSTS/slurm/slurm.conf
+    # slurmctld's script helper (slurmscriptd) is Slurm's too
+    slurm_pids=$(cat "$HOSTS"/slurm/*.pid 2>/dev/null)
+    KEEP_PIDS="$KEEP_PIDS $slurm_pids $(for p in $slurm_pids; do pgrep -P "$p" -x slurmscriptd; done)"
+}
+
+test_teardown() {
+    local left f
+    left=$(test_pids)
+    if [ -n "$left" ]; then
+        # SIGTERM first: herdrun and the daemons then remove their segments themselves
+        kill $left 2>/dev/null
+        wait_for 3 no_test_pids
+        left=$(test_pids)
+        [ -z "$left" ] || kill -9 $left 2>/dev/null
+    fi
+    for f in $(shm_left "$SHM_AT_START"); do rm -f "/dev/shm/$f"; done
+    [ -z "${HOSTS:-}" ] || [ ! -f "$HOSTS/hosts.env" ] || testhosts_teardown
+    rm -rf "$WORK"
+}
+
+testhosts_teardown() {
+    local slurm_pids pid
+    if [ "${slurm_started:-no}" = yes ]; then
+        # slurmctld and slurmd exit some time after SIGTERM: wait for them (bounded), then kill
+        slurm_pids=$(cat "$HOSTS"/slurm/*.pid 2>/dev/null)
+        bash "$TESTHOSTS/slurm-down.sh" "$HOSTS" >/dev/null 2>&1
+        for pid in $slurm_pids; do
+            wait_gone "$pid" 10 || kill -9 "$pid" 2>/dev/null
+        done
+        # munged is started by slurm-up.sh when it is not running: stop only ours
+        if [ "$munge_was_running" = no ] && [ -f /run/munge/munged.pid ]; then
+            kill "$(cat /run/munge/munged.pid)" 2>/dev/null
+        fi
+    fi
+    bash "$TESTHOSTS/down.sh" "$HOSTS" >/dev/null 2>&1
+}
+
+# on_host I ARGS...: run ARGS on test host nI (its namespace, with its host name), as is.
+on_host() {
+    local h
+    h=$1
+    shift
+    ip netns exec "$TESTHOSTS_NS$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "n$h" "$@"
 }
 
 # --- I/O forwarding (test_iof.sh, test_iof_ssh.sh) ---------------------------------------------

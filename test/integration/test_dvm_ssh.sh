@@ -9,10 +9,11 @@ testhosts_up 3
 
 # on_n1 CMD...: run a command on test host n1 (output to $OUT/$ERR, status in $rc)
 on_n1() {
-    ip netns exec herd-n1 unshare --uts sh -c 'hostname n1; exec "$@"' sh "$@" >"$OUT" 2>"$ERR"
+    on_host 1 "$@" >"$OUT" 2>"$ERR"
     rc=$?
 }
 DVM=$HERD_BIN/herd-dvm/herd-dvm
+no_herdd() { [ -z "$(herdd_pids)" ]; }
 SSH_ARGS="-F $HOSTS/ssh_config"
 
 on_n1 "$DVM" -H n1,n2,n3 --mca plm_ssh_args "$SSH_ARGS" --mca dvm_radix 1 \
@@ -27,16 +28,14 @@ on_n1 "$DVM" -H n1,n2,n3 --mca plm_ssh_args "$SSH_ARGS" --mca dvm_radix 1 --daem
     --report-uri "$WORK/dvm.uri" --timeout 60
 expect_rc "a persistent DVM over ssh" 0
 spawned_by_daemon=0
-for pid in $(pgrep -x ssh); do
-    parent=$(ps -o args= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')" 2>/dev/null)
-    case $parent in *herdd*) spawned_by_daemon=$((spawned_by_daemon + 1)) ;; esac
+for daemon in $(herdd_pids); do
+    spawned_by_daemon=$((spawned_by_daemon + $(ps -o comm= --ppid "$daemon" | grep -cx ssh)))
 done
 [ "$spawned_by_daemon" -ge 2 ] && ok "daemons start their children (tree spawn: $spawned_by_daemon ssh clients under herdd)" ||
     fail "tree spawn: only $spawned_by_daemon ssh clients were started by daemons"
 on_n1 "$DVM" --shutdown --dvm-uri "$WORK/dvm.uri"
 expect_rc "--shutdown stops it" 0
-i=0
-while [ -n "$(herdd_pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 10 no_herdd
 [ -z "$(herdd_pids)" ] && ok "no daemon left after --shutdown" || fail "daemons left: $(herdd_pids)"
 
 # A host nobody can reach: named, with ssh's reason, and nothing left.
@@ -44,8 +43,7 @@ on_n1 "$DVM" -H n1,n2,nosuchhost --mca plm_ssh_args "$SSH_ARGS" --exit-when-read
 expect_fail "an unreachable host fails the start"
 expect_err "the host is named" "node nosuchhost"
 expect_err "with ssh's own message" "(Could not resolve|Name or service not known|nosuchhost)"
-i=0
-while [ -n "$(herdd_pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 10 no_herdd
 [ -z "$(herdd_pids)" ] && ok "no daemon left after the failure" || fail "daemons left: $(herdd_pids)"
 
 finish

@@ -16,8 +16,6 @@ for prog in ring halo alltoall pingpong; do
     fi
 done
 testhosts_up 2
-# The hosts' sshd are this test's helpers, not leftovers (their command line holds $WORK).
-KEEP_PIDS=$(cat "$HOSTS"/sshd_n*.pid)
 SSH_ARGS="-F $HOSTS/ssh_config"
 HERDRUN_LIMIT=120
 
@@ -25,8 +23,7 @@ HERDRUN_LIMIT=120
 # on n2 unless mapped otherwise); output to $OUT/$ERR, status in $rc.
 on_n1() {
     shm_mark
-    ip netns exec herd-n1 unshare --uts sh -c 'hostname n1; exec "$@"' sh \
-        env HERD_IT_TAG="$HERD_IT_TAG" timeout "$HERDRUN_LIMIT" "$HERD_BIN/herdrun/herdrun" \
+    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" timeout "$HERDRUN_LIMIT" "$HERD_BIN/herdrun/herdrun" \
         -H n1:2,n2:2 --mca plm_ssh_args "$SSH_ARGS" "$@" </dev/null >"$OUT" 2>"$ERR"
     rc=$?
 }

@@ -7,15 +7,12 @@
 
 need_testhosts up.sh
 testhosts_up 3
-# The hosts' sshd are this test's helpers, not leftovers (their command line holds $WORK).
-KEEP_PIDS=$(cat "$HOSTS"/sshd_n*.pid)
 
 # on_n1 ARGS...: run herdrun ARGS on test host n1 (output to $OUT/$ERR, status in $rc), with the
 # tag check_clean looks for.
 on_n1() {
     shm_mark
-    ip netns exec herd-n1 unshare --uts sh -c 'hostname n1; exec "$@"' sh \
-        env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >"$OUT" 2>"$ERR"
+    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >"$OUT" 2>"$ERR"
     rc=$?
 }
 SSH_ARGS="-F $HOSTS/ssh_config"

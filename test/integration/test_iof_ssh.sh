@@ -7,8 +7,6 @@
 
 need_testhosts up.sh
 testhosts_up 3
-# The hosts' sshd are this test's helpers, not leftovers (their command line holds $WORK).
-KEEP_PIDS=$(cat "$HOSTS"/sshd_n*.pid)
 
 # on_n1_in FILE ARGS...: run herdrun ARGS on test host n1 with FILE as stdin (output to
 # $OUT/$ERR, status in $rc), with the tag check_clean looks for; waited for at most 60 s (then
@@ -17,8 +15,7 @@ on_n1_in() {
     in=$1
     shift
     shm_mark
-    ip netns exec herd-n1 unshare --uts sh -c 'hostname n1; exec "$@"' sh \
-        env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" "$@" <"$in" >"$OUT" 2>"$ERR" &
+    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" "$@" <"$in" >"$OUT" 2>"$ERR" &
     run_pid=$!
     herdrun_wait 60
 }

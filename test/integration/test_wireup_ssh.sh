@@ -27,15 +27,13 @@ done
 HERD_HELLO=$HERD_BUILDDIR/test/programs/herd_hello
 
 testhosts_up 3
-KEEP_PIDS=$(cat "$HOSTS"/sshd_n*.pid)
 SSH_ARGS="-F $HOSTS/ssh_config"
 HERDRUN_LIMIT=120
 
 # on_n1 ARGS...: herdrun ARGS on test host n1 across the three hosts (2 slots each).
 on_n1() {
     shm_mark
-    ip netns exec herd-n1 unshare --uts sh -c 'hostname n1; exec "$@"' sh \
-        env HERD_IT_TAG="$HERD_IT_TAG" timeout "$HERDRUN_LIMIT" "$HERD_BIN/herdrun/herdrun" \
+    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" timeout "$HERDRUN_LIMIT" "$HERD_BIN/herdrun/herdrun" \
         -H n1:2,n2:2,n3:2 --mca plm_ssh_args "$SSH_ARGS" "$@" </dev/null >"$OUT" 2>"$ERR"
     rc=$?
 }
