@@ -17,6 +17,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "orte/mca/wireup/base/base.h"
 #include "orte/runtime/session_handoff.h"
 #include "orte/runtime/session_internal.h"
@@ -30,8 +31,8 @@ void orte_session_send_buffer(orte_session_t *s, orte_vpid_t dst, uint16_t tag,
 {
     int rc = s->ovl->send(s->overlay, dst, tag, buffer->base, buffer->used);
     if (HERD_SUCCESS != rc) {
-        opal_output(OPAL_OUTPUT_STDERR, "session daemon on %s: cannot reach vpid %u: %s",
-                    s->node_name, dst, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "send-failed", false, s->node_name, dst,
+                       opal_strerror(rc));
     }
 }
 
@@ -291,8 +292,8 @@ static int session_start(orte_session_t *s, int listen_fd)
     if (HERD_SUCCESS != (rc = opal_mca_init()) ||
         HERD_SUCCESS != (rc = opal_event_base_create(&s->base)) ||
         HERD_SUCCESS != (rc = orte_session_io_redirect_output(s))) {
-        fprintf(stderr, "herdd --session on %s: start-up failed: %s\n",
-                NULL != s->node_name ? s->node_name : "?", opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "startup-failed", false,
+                       NULL != s->node_name ? s->node_name : "?", opal_strerror(rc));
         return rc;
     }
     static const int caught[] = {SIGTERM, SIGINT, SIGHUP, 0};
@@ -306,8 +307,8 @@ static int session_start(orte_session_t *s, int listen_fd)
         HERD_SUCCESS != (rc = orte_jobmap_apps(s->spec, &s->apps)) ||
         HERD_SUCCESS != (rc = orte_rmaps_base_open()) ||
         HERD_SUCCESS != (rc = orte_odls_base_open())) {
-        fprintf(stderr, "herdd --session on %s: cannot prepare job %s: %s\n", s->node_name,
-                s->spec->jobid, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "cannot-prepare", false, s->node_name, s->spec->jobid,
+                       opal_strerror(rc));
         return rc;
     }
     orte_session_nsjob_t *job = orte_session_nsjob_new(s, 0);
@@ -324,8 +325,8 @@ static int session_start(orte_session_t *s, int listen_fd)
     if (HERD_SUCCESS != (rc = orte_session_procs_open(s)) ||
         HERD_SUCCESS != (rc = orte_session_io_start(s)) ||
         HERD_SUCCESS != (rc = start_overlay(s, listen_fd))) {
-        fprintf(stderr, "herdd --session on %s: cannot join job %s: %s\n", s->node_name,
-                s->spec->jobid, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "cannot-join", false, s->node_name, s->spec->jobid,
+                       opal_strerror(rc));
         return rc;
     }
     return HERD_SUCCESS;
@@ -346,8 +347,8 @@ static void start_wireup_or_skip(orte_session_t *s)
                                 s->node_name, s->spec->jobid);
         }
     } else if (HERD_SUCCESS != (rc = orte_session_nspace_start_wireup(s))) {
-        fprintf(stderr, "herdd --session on %s: cannot start the wireup of job %s: %s\n",
-                s->node_name, s->spec->jobid, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "wireup-start-failed", false, s->node_name,
+                       s->spec->jobid, opal_strerror(rc));
         s->wireup.failed = true;
     }
 }
@@ -433,7 +434,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
     session_init(s, iof_sock, stdin_fd, parent_sock);
     int rc = take_handoff(s, segment);
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd --session: cannot read the job: %s\n", opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "cannot-read-job", false, opal_strerror(rc));
         session_release(s);
         return 1;
     }
@@ -467,8 +468,8 @@ int orte_session_main(void)
                  ? HERD_ERR_BAD_PARAM
                  : orte_session_handoff_read(segment_name, &segment);
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd --session: cannot read the job from %s: %s\n",
-                NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "cannot-read-segment", false,
+                       NULL != segment_name ? segment_name : "(no segment)", opal_strerror(rc));
         opal_buffer_destruct(&segment);
         return 1;
     }

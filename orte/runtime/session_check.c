@@ -13,6 +13,7 @@
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/program_scan.h"
+#include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 
 /* Whether the processes of app (program: its resolved path) could talk to a wireup, or start a
@@ -99,10 +100,8 @@ static char *check_programs(orte_session_t *s)
         }
         free(resolved);
         if (NULL != app->cwd && 0 != access(app->cwd, X_OK)) {
-            fprintf(stderr,
-                    "herdrun: the working directory %s of app %u (%s) is not usable on node %s: "
-                    "%s. Use --wdir with a directory that exists there.\n",
-                    app->cwd, a, app->argv[0], s->node_name, strerror(errno));
+            opal_show_help(ORTE_SESSION_HELP, "bad-wdir", false, app->cwd, a, app->argv[0],
+                           s->node_name, strerror(errno));
         }
     }
     fflush(stderr);
@@ -128,10 +127,8 @@ static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbda
     if (s->map.launched_early) {
         /* herdrun has the (empty) check now; only a failed collective is news */
         if (!ok && !s->local.aborting) {
-            fprintf(stderr,
-                    "session daemon on %s: the start check of job %s failed after the launch (%s): "
-                    "ending the job\n",
-                    s->node_name, s->spec->jobid, opal_strerror(status));
+            opal_show_help(ORTE_SESSION_HELP, "check-failed-late", false, s->node_name,
+                           s->spec->jobid, opal_strerror(status));
             s->local.aborting = true;
             s->local.odls->kill_all(s->local.procs, 0);
         }

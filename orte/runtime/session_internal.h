@@ -28,6 +28,9 @@
 #include "orte/runtime/session_wireup.h"
 #include "orte/util/inventory.h"
 
+/* The catalog of the session daemon's messages (help-session.txt, beside this file). */
+#define ORTE_SESSION_HELP "help-session.txt"
+
 /* A local process mapped while the wireup waits for the whole map: started once it is done. */
 typedef struct orte_session_local_proc {
     uint32_t rank;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "opal/util/fd.h"
+#include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 
 /* Forward what is waiting in one of our output pipes. */
@@ -153,8 +154,8 @@ void orte_session_io_hand_over(orte_session_t *s, uint32_t id, int parent[3])
         rc = s->io.iof->source_add(s->io.source, id, parent);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "session daemon on %s: the output of process %u cannot be forwarded: %s\n",
-                s->node_name, id, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "output-not-forwarded", false, s->node_name, id,
+                       opal_strerror(rc));
     }
 }
 

@@ -3,12 +3,12 @@
  * node's processes as they come; and the namespaces it serves (the job, then its spawns). */
 #include "herd_config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "opal/util/argv.h"
+#include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -144,6 +144,19 @@ static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata
     return rc;
 }
 
+/* --report-bindings: rmaps' line, and what did not apply or where it comes from. */
+static void report_binding(orte_session_t *s, const orte_session_nsjob_t *nsj,
+                           const orte_rmaps_proc_t *proc)
+{
+    char line[512];
+    orte_rmaps_binding_line(s->node_name, proc, line, sizeof(line));
+    bool simulated = proc->bound && s->nodes.simulated[s->my_candidate];
+    bool spawned = nsj->index > 0;
+    const char *topic = simulated ? (spawned ? "binding-simulated-spawned" : "binding-simulated")
+                                  : (spawned ? "binding-spawned" : "binding");
+    opal_show_help(ORTE_SESSION_HELP, topic, false, line);
+}
+
 /* One of this node's processes was mapped: its record, then started now (no wireup: while the
  * mapper goes on) or once the map is complete (a wireup registers the whole namespace, PMIx with
  * every process's place, before any of its processes may connect). */
@@ -156,13 +169,7 @@ int orte_session_map_take_local(orte_session_t *s, orte_session_nsjob_t *nsj,
     r->node = s->my_candidate;
     r->app = proc->app;
     if (s->spec->flags & ORTE_JOB_FLAG_REPORT_BINDINGS) {
-        char line[512];
-        orte_rmaps_binding_line(s->node_name, proc, line, sizeof(line));
-        fprintf(stderr, "%s%s%s\n", line,
-                (proc->bound && s->nodes.simulated[s->my_candidate])
-                    ? " [simulated node: not applied]"
-                    : "",
-                nsj->index > 0 ? " [spawned]" : "");
+        report_binding(s, nsj, proc);
     }
     orte_session_local_proc_t lp = {.rank = proc->rank,
                                     .app = proc->app,
@@ -296,8 +303,8 @@ void orte_session_map_job(orte_session_t *s)
         send_node_start_failed(s);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "session daemon on %s: mapping job %s failed: %s\n", s->node_name,
-                s->spec->jobid, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "mapping-failed", false, s->node_name, s->spec->jobid,
+                       opal_strerror(rc));
         send_node_start_failed(s);
         s->local.aborting = true;
         if (NULL != s->local.procs) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 
 /* The namespace as the wireup modules see it, once its database is complete. Its node table:
@@ -111,10 +112,8 @@ void orte_session_nspace_register_and_start(orte_session_t *s, orte_session_nsjo
                 (const char *const *) sp->preput_values, sp->num_preput);
         }
         if (HERD_SUCCESS != wrc) {
-            fprintf(stderr,
-                    "session daemon on %s: the wireup cannot serve %s (%s): its processes are not "
-                    "started (HERD_MCA_wireup selects which wireups run)\n",
-                    s->node_name, nsj->spec->jobid, opal_strerror(wrc));
+            opal_show_help(ORTE_SESSION_HELP, "wireup-register-failed", false, s->node_name,
+                           nsj->spec->jobid, opal_strerror(wrc));
         }
     }
     orte_session_procs_start_held(s, nsj, wrc);

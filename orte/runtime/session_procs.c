@@ -5,12 +5,12 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "opal/util/argv.h"
+#include "opal/util/show_help.h"
 #include "opal/util/topology.h"
 #include "orte/runtime/session_internal.h"
 
@@ -193,8 +193,8 @@ void orte_session_procs_start_one(orte_session_t *s, orte_session_nsjob_t *nsj,
                      : orte_session_wireup_proc_setup(s->wireup.modules, &wproc, &own_env, fds,
                                                       &num_fds);
         if (HERD_SUCCESS != rc) {
-            fprintf(stderr, "session daemon on %s: cannot prepare the wireup of rank %u: %s\n",
-                    s->node_name, p->rank, opal_strerror(rc));
+            opal_show_help(ORTE_SESSION_HELP, "wireup-proc-setup-failed", false, s->node_name,
+                           p->rank, opal_strerror(rc));
             for (int i = 0; i < num_fds; ++i) {
                 close(fds[i]);
             }
@@ -213,8 +213,8 @@ void orte_session_procs_start_one(orte_session_t *s, orte_session_nsjob_t *nsj,
     if (HERD_SUCCESS != orte_iof_base_make_pipes(target,
                                                  0 != (s->spec->flags & ORTE_JOB_FLAG_MERGE_STDERR),
                                                  child, parent)) {
-        fprintf(stderr, "session daemon on %s: cannot make the pipes of rank %u: %s\n",
-                s->node_name, p->rank, strerror(errno));
+        opal_show_help(ORTE_SESSION_HELP, "pipes-failed", false, s->node_name, p->rank,
+                       strerror(errno));
         for (int i = 0; i < num_fds; ++i) {
             close(fds[i]);
         }

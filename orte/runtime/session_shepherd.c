@@ -3,10 +3,10 @@
  * the final report. */
 #include "herd_config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 #include "orte/util/radix.h"
 
@@ -17,8 +17,7 @@ int orte_session_shepherd_open(orte_session_t *s)
     }
     s->shepherd.finished = calloc(s->size, sizeof(*s->shepherd.finished));
     if (NULL == s->shepherd.finished || HERD_SUCCESS != orte_errmgr_base_open()) {
-        fprintf(stderr, "herdd --session on %s: no error manager for job %s\n", s->node_name,
-                s->spec->jobid);
+        opal_show_help(ORTE_SESSION_HELP, "no-errmgr", false, s->node_name, s->spec->jobid);
         return (NULL == s->shepherd.finished) ? HERD_ERR_OUT_OF_RESOURCE : HERD_ERR_NOT_FOUND;
     }
     s->shepherd.errmgr = orte_errmgr_base_module();

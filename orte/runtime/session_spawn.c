@@ -3,11 +3,11 @@
  * starts its share and acks, and the asking daemon hands herdrun's answer back to the process. */
 #include "herd_config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/util/argv.h"
+#include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 
 /* A spawn a local process asked for, waiting for herdrun's answer. */
@@ -260,8 +260,7 @@ void orte_session_spawn_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t 
     orte_session_nsjob_t *nsj =
         (HERD_SUCCESS == rc && 0 == src) ? orte_session_nsjob_new(s, sp->nspace) : NULL;
     if (NULL == nsj) {
-        fprintf(stderr, "session daemon on %s: ignoring a malformed spawn from vpid %u\n",
-                s->node_name, src);
+        opal_show_help(ORTE_SESSION_HELP, "malformed-spawn", false, s->node_name, src);
         if (HERD_SUCCESS == rc) {
             send_spawn_ack(s, sp->nspace, HERD_ERR_BAD_PARAM, 0, "a malformed spawn");
         }
@@ -271,8 +270,8 @@ void orte_session_spawn_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t 
     uint32_t launched_before = s->local.launched;
     rc = spawn_start(s, sp, nsj);
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "session daemon on %s: cannot start the processes of %s: %s\n",
-                s->node_name, nsj->spec->jobid, opal_strerror(rc));
+        opal_show_help(ORTE_SESSION_HELP, "spawn-start-failed", false, s->node_name,
+                       nsj->spec->jobid, opal_strerror(rc));
     }
     if (s->local.done_sent && nsj->num_local > 0 && HERD_SUCCESS == rc) {
         /* this node had finished: it has processes again, and reports them when they end (the
