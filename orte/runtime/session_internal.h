@@ -1,7 +1,15 @@
-/* The session daemon's state, one struct per concern, and the calls its files make to each other
- * (session.c: life cycle and overlay; session_check.c, session_map.c, session_procs.c,
- * session_io.c, session_nspace.c, session_spawn.c, session_shepherd.c). Private to those files:
- * everything else uses session.h. */
+/* The session daemon's state, one struct per concern, and the calls its files make to each
+ * other; private to those files (everything else uses session.h). Where each part lives:
+ *   session.c           life cycle: start-up from the hand-off, the job's overlay, loop, release
+ *   session_check.c     the start check of the programs, and its allgather
+ *   session_map.c       the namespaces, mapping the job, its database, taking local processes
+ *   session_procs.c     the local processes: environment, start (odls), exits, records, DONE
+ *   session_io.c        the daemon's own output, and the processes' pipes (iof source)
+ *   session_nspace.c    the wireup: its start, each namespace's registration, its callbacks
+ *   session_spawn.c     MPI_Comm_spawn: requests, spawn messages, acks
+ *   session_shepherd.c  vpid 1 only: error manager, exit records, the final report
+ * and beside them: session_handoff.c (the segment from the node's daemon), session_wireup.c
+ * (the wireup modules), proc_record.c (the exit record and its wire format). */
 #ifndef ORTE_RUNTIME_SESSION_INTERNAL_H
 #define ORTE_RUNTIME_SESSION_INTERNAL_H
 
@@ -97,7 +105,7 @@ typedef struct orte_session_local {
     uint32_t cap_records;
     uint32_t records_sent; /* to the shepherd, in DONE messages */
     bool aborting;         /* what the processes do now is not a failure of their own */
-    bool done_sent;
+    bool done_sent;        /* DONE to the shepherd, EOF to herdrun: this node's part is over */
 } orte_session_local_t;
 
 /* I/O (session_io.c): the processes' pipes and the daemon's own output. */
@@ -106,8 +114,8 @@ typedef struct orte_session_io {
     orte_iof_source_t *source; /* the processes' pipes, unless handed to herdrun */
     int iof_sock;              /* a one-node job: herdrun reads the pipes itself, sent here */
     int stdin_fd;              /* a one-node job: herdrun's stdin, for the stdin target (or -1) */
-    bool drained;
-    int out_pipe[2]; /* our own stdout and stderr (messages), forwarded to herdrun */
+    bool drained;              /* the source has had the sink ack everything since finish */
+    int out_pipe[2];           /* our own stdout and stderr (messages), forwarded to herdrun */
     int err_pipe[2];
     /* where stdout and stderr went before: what we say before the overlay is up (a bad
      * selection found at start-up) is written there instead, not lost */
@@ -131,7 +139,7 @@ typedef struct orte_session_spawns {
     uint32_t next_id;
 } orte_session_spawns_t;
 
-/* The shepherd's (vpid 1) alone (session_shepherd.c). */
+/* Only the shepherd's (vpid 1; session_shepherd.c). */
 typedef struct orte_session_shepherd {
     const orte_errmgr_module_t *errmgr;
     bool *finished; /* by vpid: done, or lost */
