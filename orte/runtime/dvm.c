@@ -1473,7 +1473,7 @@ static void daemon_lost(orte_overlay_t *overlay, orte_vpid_t peer, int status, c
         /* the DVM above us is gone (or shut down in order): nothing left to serve */
         dvm->status = (HERD_SUCCESS == status) ? HERD_SUCCESS : HERD_ERR_UNREACH;
         if (HERD_SUCCESS != status) {
-            fprintf(stderr, "herdd %u: lost the parent daemon: %s\n", dvm->vpid, reason);
+            opal_show_help(help_file, "parent-lost", false, dvm->vpid, reason);
         }
         dvm->done = true;
         opal_event_base_stop(dvm->base);
@@ -1494,7 +1494,8 @@ static void daemon_lost(orte_overlay_t *overlay, orte_vpid_t peer, int status, c
 
 static void daemon_stop(orte_dvm_t *dvm, const char *what, int status)
 {
-    fprintf(stderr, "herdd %u: %s failed: %s\n", dvm->vpid, what, opal_strerror(status));
+    opal_show_help(help_file, "daemon-step-failed", false, dvm->vpid, what,
+                   opal_strerror(status));
     dvm->status = status;
     dvm->done = true;
     opal_event_base_stop(dvm->base);
@@ -1920,8 +1921,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
         setenv("HERD_MCA_plm", plm_name, 1);
         if (HERD_SUCCESS != allocation_from_hex(getenv(ORTE_BOOT_ALLOCATION), &dvm->allocation) ||
             dvm->allocation->num_nodes + 1 != dvm->size || NULL == getenv(ORTE_BOOT_HERDD)) {
-            fprintf(stderr, "herdd %u: the bootstrap's allocation is missing or malformed\n",
-                    dvm->vpid);
+            opal_show_help(help_file, "boot-allocation-malformed", false, dvm->vpid);
             return 1;
         }
         dvm->options.herdd = strdup(getenv(ORTE_BOOT_HERDD));
@@ -1942,8 +1942,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
                                                                            : fabric;
     rc = orte_inventory_collect(node, getenv(ORTE_BOOT_TOPOLOGY), components, &dvm->mine);
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd %u on %s: cannot read the node's topology: %s\n", dvm->vpid, node,
-                opal_strerror(rc));
+        opal_show_help(help_file, "no-node-topology", false, dvm->vpid, node, opal_strerror(rc));
         goto out_mca;
     }
     if (HERD_SUCCESS != (rc = dvm_register_vars(&dvm_vars)) ||
@@ -1975,13 +1974,13 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
         rc = dvm->ovl->listen(dvm->overlay, &dvm->uri);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd %u on %s: cannot listen: %s\n", dvm->vpid, node, opal_strerror(rc));
+        opal_show_help(help_file, "cannot-listen", false, dvm->vpid, node, opal_strerror(rc));
         goto out_base;
     }
     rc = bind_session_endpoints(dvm);
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd %u on %s: cannot open the node's session endpoints: %s\n",
-                dvm->vpid, node, strerror(errno));
+        opal_show_help(help_file, "no-session-endpoints", false, dvm->vpid, node,
+                       strerror(errno));
         goto out_base;
     }
     opal_buffer_t buffer;
@@ -2000,8 +1999,8 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
         rc = dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOINED, NULL, 0);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdd %u on %s: cannot join the DVM at %s: %s\n", dvm->vpid, node,
-                parent_uri, opal_strerror(rc));
+        opal_show_help(help_file, "cannot-join", false, dvm->vpid, node, parent_uri,
+                       opal_strerror(rc));
         goto out_base;
     }
     if (NULL != plm_name) {
@@ -2011,8 +2010,8 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
             rc = launch_children(dvm, plm);
         }
         if (HERD_SUCCESS != rc) {
-            fprintf(stderr, "herdd %u on %s: cannot start the daemons below it: %s\n",
-                    dvm->vpid, node, opal_strerror(rc));
+            opal_show_help(help_file, "cannot-start-below", false, dvm->vpid, node,
+                           opal_strerror(rc));
             goto out_base;
         }
     }
