@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 
 #include "opal/mca/base/mca_var.h"
-#include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "orte/runtime/dvm_internal.h"
 #include "orte/util/orphans.h"

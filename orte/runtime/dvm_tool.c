@@ -281,7 +281,7 @@ static void server_job_error(const char *jobid, const char *node, const char *me
             return;
         }
     }
-    fprintf(stderr, "%s", message);
+    fprintf(stderr, "%s", message); /* no tool runs that job: a whole help-dvm.txt message */
 }
 
 int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
@@ -378,8 +378,7 @@ static int read_contact(const char *uri_file, char **tool_path)
     FILE *f = fopen(uri_file, "r");
     char line[PATH_MAX + 16];
     if (NULL == f) {
-        opal_show_help(help_file, "contact-unreadable", false, uri_file, strerror(errno),
-                       uri_file);
+        opal_show_help(help_file, "contact-unreadable", false, uri_file, strerror(errno), uri_file);
         return HERD_ERR_SILENT;
     }
     *tool_path = NULL;
