@@ -16,6 +16,7 @@
 #include "opal/dss/buffer.h"
 #include "opal/util/fd.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "opal/util/tmpdir.h"
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/job.h"
@@ -27,6 +28,8 @@ enum {
     TOOL_LAUNCH = 3,    /* tool -> root: {bytes launch message} */
     TOOL_JOB_ERROR = 4, /* root -> tool: {jobid, node, message} */
 };
+
+static const char *help_file = "help-dvm.txt";
 
 /* ------------------------------------------------------------------------------------------ */
 /* framing */
@@ -278,7 +281,7 @@ static void server_job_error(const char *jobid, const char *node, const char *me
             return;
         }
     }
-    fprintf(stderr, "%s", message);
+    fprintf(stderr, "%s", message); /* no tool runs that job: a whole help-dvm.txt message */
 }
 
 int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
@@ -375,10 +378,7 @@ static int read_contact(const char *uri_file, char **tool_path)
     FILE *f = fopen(uri_file, "r");
     char line[PATH_MAX + 16];
     if (NULL == f) {
-        fprintf(stderr,
-                "herdrun: cannot read the DVM contact file %s: %s. Start a DVM with "
-                "herd-dvm --report-uri %s --daemonize\n",
-                uri_file, strerror(errno), uri_file);
+        opal_show_help(help_file, "contact-unreadable", false, uri_file, strerror(errno), uri_file);
         return HERD_ERR_SILENT;
     }
     *tool_path = NULL;
@@ -391,10 +391,7 @@ static int read_contact(const char *uri_file, char **tool_path)
     }
     fclose(f);
     if (NULL == *tool_path) {
-        fprintf(stderr,
-                "herdrun: %s names no tool socket (no \"tool\" line): it is not a "
-                "contact file written by this herd-dvm's --report-uri\n",
-                uri_file);
+        opal_show_help(help_file, "contact-without-tool", false, uri_file);
         return HERD_ERR_SILENT;
     }
     return HERD_SUCCESS;
@@ -515,10 +512,7 @@ int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
     client->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (client->fd < 0 || 0 != connect(client->fd, (struct sockaddr *) &addr, sizeof(addr))) {
-        fprintf(stderr,
-                "herdrun: cannot reach the DVM of %s at %s: %s. Is herd-dvm still "
-                "running, on this host?\n",
-                uri_file, path, strerror(errno));
+        opal_show_help(help_file, "dvm-unreachable", false, uri_file, path, strerror(errno));
         free(path);
         orte_dvm_client_close(client);
         return HERD_ERR_SILENT;
@@ -548,10 +542,7 @@ int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
                                   client, &client->event);
     }
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr,
-                "herdrun: the DVM of %s did not answer as expected (%s); are herdrun "
-                "and herd-dvm from the same installation?\n",
-                uri_file, opal_strerror(rc));
+        opal_show_help(help_file, "dvm-bad-answer", false, uri_file, opal_strerror(rc));
         orte_dvm_client_close(client);
         return HERD_ERR_SILENT;
     }

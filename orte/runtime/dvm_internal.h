@@ -1,0 +1,228 @@
+/* The state the DVM's files share (dvm*.c only): one orte_dvm_t split by who uses each part,
+ * and the ops table through which the shared code reaches the side it runs on: the root
+ * (dvm_root.c) or a node daemon (dvm_daemon.c). Where each part lives:
+ *   dvm.c         core: variables, event loop, signals, overlay and grpcomm, commands, release
+ *   dvm_tree.c    the daemons this process starts below it, their exits and losses, timeouts
+ *   dvm_boot.c    what a daemon is started with: built by its parent, read by the daemon
+ *   dvm_root.c    the root: start-up, inventories, report, contact file, serve, shutdown
+ *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
+ *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off */
+#ifndef ORTE_RUNTIME_DVM_INTERNAL_H
+#define ORTE_RUNTIME_DVM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "opal/event/event.h"
+#include "opal/event/signal_pipe.h"
+#include "orte/mca/grpcomm/grpcomm.h"
+#include "orte/mca/overlay/overlay.h"
+#include "orte/mca/plm/plm.h"
+#include "orte/runtime/dvm.h"
+
+#define DVM_HELP_FILE "help-dvm.txt"
+
+/* Collective ids: the inventory allgather; a barrier after which every daemon holds every
+ * inventory (what distributed mapping needs); then one xcast per command. */
+#define DVM_COLL_INVENTORY     1u
+#define DVM_COLL_READY         2u
+#define DVM_COLL_FIRST_COMMAND 3u
+
+/* The DVM's MCA variables (registered by the root and the daemons alike). */
+typedef struct dvm_vars {
+    int radix;
+    int session_slots;       /* static session endpoints per node */
+    int startup_timeout;     /* seconds */
+    char *fabric_inventory;  /* "auto", "all", "none" */
+    char *fabric_components; /* "all" or a list of fabric components to ask */
+    int shutdown_grace_ms;   /* before stragglers are killed */
+    double shutdown_grace;   /* the same in seconds */
+} dvm_vars_t;
+
+/* What the shared code asks of the side it runs on. A NULL member: nothing to do there. */
+typedef struct dvm_side_ops {
+    /* SIGINT, SIGTERM or SIGHUP arrived (handled in the loop, not in the signal handler). */
+    void (*signal)(orte_dvm_t *dvm, int signo);
+    /* The first failure was reported (dvm->status says so): stop. */
+    void (*stop)(orte_dvm_t *dvm);
+    /* A command the root broadcast reached this process (command 0 when it carries none);
+     * the root's own broadcasts complete at the root too. */
+    void (*command)(orte_dvm_t *dvm, uint32_t command, const uint8_t *payload, size_t len);
+    /* The overlay connection to the parent closed (HERD_SUCCESS: in order). Daemons only. */
+    void (*parent_lost)(orte_dvm_t *dvm, int status, const char *reason);
+    /* The overlay connection to a daemon below closed (HERD_SUCCESS: in order). */
+    void (*below_lost)(orte_dvm_t *dvm, orte_vpid_t vpid, int status, const char *reason);
+    /* The process this one started for a daemon below (herdd itself, or its ssh client)
+     * exited while the DVM runs; how says how ("exited with status 255"). */
+    void (*below_exited)(orte_dvm_t *dvm, orte_plm_daemon_t *daemon, const char *how);
+    /* SIGCHLD: reap this side's other children (a node daemon's session daemons). */
+    void (*reap)(orte_dvm_t *dvm);
+    /* Release this side's children and state, after the daemons below and before the shared
+     * runtime (overlay, loop) goes. */
+    void (*release)(orte_dvm_t *dvm);
+} dvm_side_ops_t;
+
+/* The daemons this process starts below it: every daemon (the root, when the launcher pre-binds
+ * them all on this host), or this process's children in the tree (a tree spawn, root and inner
+ * daemons alike). */
+typedef struct dvm_tree {
+    const orte_plm_module_t *plm; /* how they are started */
+    char *herdd;                  /* the daemon binary they run */
+    orte_plm_daemon_t *launched;  /* one per daemon started here */
+    size_t num_launched;
+    bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
+} dvm_tree_t;
+
+/* The root's own state. */
+typedef struct dvm_root {
+    orte_dvm_options_t options;   /* its herdd is tree.herdd */
+    orte_inventory_t **inventory; /* by vpid; [0] unused */
+    uint32_t xml_pending;
+    struct timespec started;
+    double ready_seconds;
+    bool barrier_done; /* the ready barrier completed */
+    bool ready;        /* every daemon reported, every XML arrived, the barrier completed */
+    uint32_t next_job_seq;
+    orte_dvm_job_error_cb_t job_error_cb; /* a daemon could not start a job's part */
+    void *job_error_arg;
+    char *tool_path;                /* the tool socket, for the contact file */
+    orte_dvm_signal_cb_t signal_cb; /* SIGINT/SIGTERM/SIGHUP go here when set */
+    void *signal_arg;
+} dvm_root_t;
+
+/* A session daemon a node daemon started for a job. */
+typedef struct dvm_session {
+    pid_t pid; /* -1 once reaped */
+    uint32_t slot;
+    char *jobid;
+    char launch_shm[256]; /* the segments it owns, removed here too if it dies without doing so */
+    char jobdb_shm[256];
+} dvm_session_t;
+
+/* A node daemon's own state. */
+typedef struct dvm_daemon {
+    orte_inventory_t *mine;
+    opal_event_t *stdin_event; /* EOF: the ssh session that started us is gone */
+    /* every node's inventory as gathered (packed; a session daemon unpacks what it needs) */
+    uint8_t **inventory_blobs; /* by node index (vpid - 1) */
+    size_t *inventory_lengths;
+    int *session_fds; /* the static session endpoints' listeners, by slot */
+    uint32_t num_session_slots;
+    dvm_session_t *sessions; /* started here, running or not yet reaped */
+    size_t num_sessions;
+} dvm_daemon_t;
+
+struct orte_dvm {
+    const dvm_side_ops_t *ops;
+    /* who this process is in which DVM */
+    char *id; /* the root's own copy; a daemon's points into its environment */
+    uint8_t secret[ORTE_DVM_SECRET_LEN];
+    orte_vpid_t vpid;
+    uint32_t size;
+    uint32_t radix;
+    orte_allocation_t *allocation; /* the root's; a tree-spawning daemon's copy; else NULL */
+    const dvm_vars_t *vars;
+    /* the runtime both sides run on */
+    opal_event_base_t *base;
+    const orte_overlay_module_t *ovl;
+    orte_overlay_t *overlay;
+    const orte_grpcomm_module_t *gc;
+    orte_grpcomm_t *grpcomm;
+    char *uri;
+    uint32_t next_command;       /* id of the next command xcast */
+    opal_signal_pipe_t *signals; /* signals arrive through it, to be handled in the loop */
+    opal_event_t *timer;         /* start-up timeout (root), then shutdown grace */
+    /* outcome of the event loop */
+    bool done;
+    bool stopping; /* shutdown begun */
+    int status;
+
+    dvm_tree_t tree;
+    dvm_root_t root;     /* root only */
+    dvm_daemon_t daemon; /* node daemon only */
+};
+
+/* What a node daemon reads from its bootstrap (dvm_boot_read), besides what goes into dvm. The
+ * strings point into the environment. */
+typedef struct dvm_boot {
+    const char *node;              /* this node's name */
+    const char *parent_uri;        /* where the parent daemon listens */
+    const char *topology;          /* hwloc synthetic topology (simulated node), or NULL */
+    const char *fabric_components; /* which fabric components to ask, NULL for none */
+    uint32_t listen_fd;            /* a listener made by the launcher, UINT32_MAX if none */
+    const char *plm_name;          /* a tree spawn: the launcher for the daemons below */
+} dvm_boot_t;
+
+/* dvm.c: the core */
+/* Register the DVM's variables and point dvm->vars at them (also on failure). */
+int dvm_load_vars(orte_dvm_t *dvm);
+/* dvm_fabric_components as a daemon's bootstrap gives it ("all" when empty). */
+const char *dvm_fabric_components_of(const char *value);
+/* Event loop, signals, the start-up/shutdown timer, overlay and grpcomm. */
+int dvm_start_runtime(orte_dvm_t *dvm);
+/* Kill what is left of this process's children, then release everything dvm_start_runtime
+ * made. */
+void dvm_release_runtime(orte_dvm_t *dvm);
+/* Start the next command broadcast: the root sends data, a daemon (data NULL) waits for one. */
+int dvm_command_xcast(orte_dvm_t *dvm, const void *data, size_t len);
+/* Report the first failure (a help-dvm.txt topic) and stop through dvm->ops->stop. */
+void dvm_fail(orte_dvm_t *dvm, const char *topic, ...);
+/* Leave the event loop (dvm->status says how it went). */
+void dvm_leave_loop(orte_dvm_t *dvm);
+/* "exited with status 1", "was killed by signal 9 (Killed)". */
+void dvm_describe_exit(int wstatus, char *text, size_t size);
+
+/* dvm_tree.c: the daemons below */
+/* The name of vpid's node ("the root" for 0). */
+const char *dvm_tree_node_name(const orte_dvm_t *dvm, orte_vpid_t vpid);
+/* "daemon 5, child of 1, depth 2 of 3": where a daemon sits, for failure messages. */
+void dvm_tree_position(const orte_dvm_t *dvm, orte_vpid_t vpid, char *text, size_t size);
+/* Start the daemons this process is responsible for with dvm->tree.plm. */
+int dvm_tree_launch(orte_dvm_t *dvm);
+/* SIGCHLD: reap the processes started for daemons below; an exit while the DVM runs goes to
+ * dvm->ops->below_exited. */
+void dvm_tree_reap(orte_dvm_t *dvm);
+bool dvm_tree_all_gone(const orte_dvm_t *dvm);
+/* SIGTERM to every process started for a daemon below (their daemons see us go). */
+void dvm_tree_terminate(orte_dvm_t *dvm);
+/* Arm dvm->timer: the start-up timeout, or the shutdown grace once dvm->stopping. */
+void dvm_tree_arm_timer(orte_dvm_t *dvm, double seconds);
+void dvm_tree_timeout_cb(int fd, short what, void *arg);
+/* The overlay's lost-connection callback: the parent, or a daemon below. */
+void dvm_tree_peer_lost(orte_overlay_t *overlay, orte_vpid_t peer, int status, const char *reason,
+                        void *arg);
+/* ORTE_DVM_TAG_JOINED at the root: a daemon is connected. */
+void dvm_tree_joined(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                     size_t length, void *arg);
+/* Kill and reap what is left of the processes started for daemons below. */
+void dvm_tree_release(orte_dvm_t *dvm);
+
+/* dvm_boot.c: a daemon's bootstrap */
+void dvm_hex_encode(const uint8_t *bytes, size_t len, char *out);
+/* The allocation as one hex string for a tree spawn's bootstrap (malloc'd), NULL if out of
+ * memory. */
+char *dvm_boot_allocation_hex(const orte_allocation_t *allocation);
+/* Fill daemon->boot for daemon, whose parent listens at parent_uri. */
+int dvm_boot_build(const orte_dvm_t *dvm, orte_plm_daemon_t *daemon, const char *parent_uri,
+                   const char *allocation_hex);
+/* A node daemon: who it is (dvm->id, secret, vpid, size, radix) and where to connect, from the
+ * environment, after reading stdin lines into it when bootstrap_stdin. Reports problems. */
+int dvm_boot_read(orte_dvm_t *dvm, bool bootstrap_stdin, dvm_boot_t *boot);
+/* A node daemon in a tree spawn: the allocation and daemon binary, to start its children. */
+int dvm_boot_read_tree_spawn(orte_dvm_t *dvm, const dvm_boot_t *boot);
+
+/* dvm_jobs.c: a node daemon's session daemons */
+/* Listen on the node's static session endpoints (one per slot) and list them in the
+ * inventory. */
+int dvm_jobs_bind_endpoints(orte_dvm_t *dvm);
+/* ORTE_DVM_CMD_LAUNCH: if this node takes part, hand the job to a new session daemon. */
+void dvm_jobs_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len);
+/* Reap the session daemons that exited (every one, waiting, when block). */
+void dvm_jobs_reap(orte_dvm_t *dvm, bool block);
+/* Stop the session daemons, wait for them, close the endpoints. */
+void dvm_jobs_release(orte_dvm_t *dvm);
+
+#endif /* ORTE_RUNTIME_DVM_INTERNAL_H */

@@ -1,0 +1,302 @@
+/* The daemons a DVM process starts and watches below it, on the root and on inner daemons
+ * alike: tree spawn through plm, their exits and lost connections (handed to the side through
+ * dvm->ops), the start-up timeout and the shutdown grace. */
+#include "herd_config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "opal/util/argv.h"
+#include "opal/util/show_help.h"
+#include "orte/runtime/dvm_internal.h"
+#include "orte/util/radix.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* where a daemon is */
+
+const char *dvm_tree_node_name(const orte_dvm_t *dvm, orte_vpid_t vpid)
+{
+    if (0 == vpid) {
+        return "the root";
+    }
+    if (NULL != dvm->allocation && vpid - 1 < dvm->allocation->num_nodes) {
+        return dvm->allocation->nodes[vpid - 1].name;
+    }
+    return "an unknown node";
+}
+
+void dvm_tree_position(const orte_dvm_t *dvm, orte_vpid_t vpid, char *text, size_t size)
+{
+    uint32_t depth = 0;
+    for (orte_vpid_t v = vpid; v > 0; v = orte_radix_parent(v, dvm->radix)) {
+        ++depth;
+    }
+    snprintf(text, size, "daemon %u, child of %u, depth %u of %u", vpid,
+             orte_radix_parent(vpid, dvm->radix), depth, orte_radix_depth(dvm->size, dvm->radix));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* starting them */
+
+/* Listeners for daemons on this host, bound before any daemon starts so every daemon's URI
+ * (and so its parent's) is known up front. */
+static int prebind(orte_plm_daemon_t *d, char **uri)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return HERD_ERR_IN_ERRNO;
+    }
+    if (0 != bind(fd, (struct sockaddr *) &addr, sizeof(addr)) || 0 != listen(fd, 128) ||
+        0 != getsockname(fd, (struct sockaddr *) &addr, &len)) {
+        close(fd);
+        return HERD_ERR_IN_ERRNO;
+    }
+    char text[64];
+    snprintf(text, sizeof(text), "tcp://127.0.0.1:%u", ntohs(addr.sin_port));
+    *uri = strdup(text);
+    d->listen_fd = fd;
+    return NULL != *uri ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
+}
+
+/* One entry per daemon to start, each with its bootstrap; uris[i] gets daemon i's pre-bound
+ * URI when the launcher pre-binds. */
+static int prepare_daemons(orte_dvm_t *dvm, const orte_vpid_t *children, uint32_t count,
+                           char **uris, const char *allocation_hex)
+{
+    const orte_plm_module_t *plm = dvm->tree.plm;
+    int rc = HERD_SUCCESS;
+    for (uint32_t i = 0; i < count; ++i) {
+        orte_vpid_t vpid = plm->tree_spawn ? children[i] : i + 1;
+        dvm->tree.launched[i] = (orte_plm_daemon_t){.vpid = vpid,
+                                                    .node = &dvm->allocation->nodes[vpid - 1],
+                                                    .listen_fd = -1,
+                                                    .pid = -1,
+                                                    .stderr_fd = -1,
+                                                    .stdin_fd = -1};
+        dvm->tree.num_launched = i + 1; /* from here on, dvm_tree_release() cleans it up */
+        if (plm->prebinds_listeners) {
+            rc = prebind(&dvm->tree.launched[i], &uris[i]);
+            if (HERD_SUCCESS != rc) {
+                opal_show_help(DVM_HELP_FILE, "prebind-failed", true, vpid, strerror(errno));
+                return HERD_ERR_SILENT;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < count && HERD_SUCCESS == rc; ++i) {
+        orte_plm_daemon_t *d = &dvm->tree.launched[i];
+        orte_vpid_t parent = orte_radix_parent(d->vpid, dvm->radix);
+        /* pre-bound: every URI is known; else the parent is this process */
+        const char *parent_uri = (parent == dvm->vpid) ? dvm->uri : uris[parent - 1];
+        rc = dvm_boot_build(dvm, d, parent_uri, allocation_hex);
+    }
+    return rc;
+}
+
+/* Start the daemons this process is responsible for: every daemon when the launcher pre-binds
+ * (all on this host), else this process's children in the tree (a tree spawn starts the rest
+ * from below). */
+int dvm_tree_launch(orte_dvm_t *dvm)
+{
+    const orte_plm_module_t *plm = dvm->tree.plm;
+    char **uris = NULL; /* parent URIs, by index into dvm->tree.launched */
+    char *allocation_hex = NULL;
+    orte_vpid_t children[1024];
+    uint32_t count;
+    int rc;
+
+    if (plm->tree_spawn) {
+        count = orte_radix_children(dvm->vpid, dvm->size, dvm->radix < 1024 ? dvm->radix : 1024,
+                                    children);
+        allocation_hex = dvm_boot_allocation_hex(dvm->allocation);
+        if (NULL == allocation_hex) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    } else {
+        count = dvm->size - 1; /* vpids 1..n-1, all from here */
+    }
+    if (0 == count) {
+        free(allocation_hex);
+        return HERD_SUCCESS;
+    }
+    dvm->tree.launched = calloc(count, sizeof(*dvm->tree.launched));
+    uris = calloc(count, sizeof(*uris));
+    if (NULL == dvm->tree.launched || NULL == uris) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = prepare_daemons(dvm, children, count, uris, allocation_hex);
+    if (HERD_SUCCESS != rc) {
+        goto out;
+    }
+    rc = plm->launch(dvm->tree.launched, count, dvm->tree.herdd);
+    if (HERD_SUCCESS != rc) {
+        int saved = errno;
+        const char *node = "?";
+        for (uint32_t i = 0; i < count; ++i) {
+            if (dvm->tree.launched[i].pid < 0) {
+                node = dvm->tree.launched[i].node->name;
+                break;
+            }
+        }
+        opal_show_help(DVM_HELP_FILE, "launch-failed", true, node, plm->name, dvm->tree.herdd,
+                       HERD_ERR_IN_ERRNO == rc ? strerror(saved) : opal_strerror(rc));
+        rc = HERD_ERR_SILENT;
+    }
+
+out:
+    /* the daemons have their listeners now; this process must not keep them open */
+    for (uint32_t i = 0; NULL != dvm->tree.launched && i < count; ++i) {
+        if (dvm->tree.launched[i].listen_fd >= 0) {
+            close(dvm->tree.launched[i].listen_fd);
+            dvm->tree.launched[i].listen_fd = -1;
+        }
+        free(NULL != uris ? uris[i] : NULL);
+    }
+    free(uris);
+    free(allocation_hex);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* watching them */
+
+void dvm_tree_reap(orte_dvm_t *dvm)
+{
+    /* only the processes this DVM launched: waitpid(-1) would take exits meant for others
+     * in the same process (odls's children in a session daemon) */
+    for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
+        orte_plm_daemon_t *d = &dvm->tree.launched[i];
+        int wstatus;
+        if (d->pid <= 0 || waitpid(d->pid, &wstatus, WNOHANG) <= 0) {
+            continue;
+        }
+        if (!dvm->stopping) {
+            char how[128];
+            dvm_describe_exit(wstatus, how, sizeof(how));
+            dvm->ops->below_exited(dvm, d, how);
+        }
+        d->pid = -1;
+    }
+}
+
+bool dvm_tree_all_gone(const orte_dvm_t *dvm)
+{
+    for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
+        if (dvm->tree.launched[i].pid > 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void signal_all(orte_dvm_t *dvm, int signo)
+{
+    for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
+        if (dvm->tree.launched[i].pid > 0) {
+            kill(dvm->tree.launched[i].pid, signo);
+        }
+    }
+}
+
+void dvm_tree_terminate(orte_dvm_t *dvm)
+{
+    signal_all(dvm, SIGTERM);
+}
+
+void dvm_tree_peer_lost(orte_overlay_t *overlay, orte_vpid_t peer, int status, const char *reason,
+                        void *arg)
+{
+    orte_dvm_t *dvm = arg;
+    /* the root has no parent */
+    if (0 != dvm->vpid && peer == orte_radix_parent(dvm->vpid, dvm->radix)) {
+        dvm->ops->parent_lost(dvm, status, reason);
+        return;
+    }
+    dvm->ops->below_lost(dvm, peer, status, reason);
+}
+
+void dvm_tree_joined(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                     size_t length, void *arg)
+{
+    orte_dvm_t *dvm = arg;
+    if (src > 0 && src < dvm->size) {
+        dvm->tree.joined[src] = true;
+    }
+}
+
+/* Start-up took too long: say who never connected, or that the exchange stalled. */
+static void startup_timeout(orte_dvm_t *dvm)
+{
+    char **missing = NULL;
+    size_t num_missing = 0;
+    for (uint32_t v = 1; v < dvm->size; ++v) {
+        if (!dvm->tree.joined[v] && num_missing++ < 10) {
+            opal_argv_append(&missing, dvm_tree_node_name(dvm, v));
+        }
+    }
+    if (num_missing > 10) {
+        opal_argv_append(&missing, "...");
+    }
+    char *list = opal_argv_join(missing, ',');
+    char seconds[32], count[32];
+    snprintf(seconds, sizeof(seconds), "%d", dvm->vars->startup_timeout);
+    snprintf(count, sizeof(count), "%zu", num_missing);
+    if (num_missing > 0) {
+        dvm_fail(dvm, "startup-timeout", seconds, count, NULL != list ? list : "");
+    } else {
+        dvm_fail(dvm, "startup-stalled", seconds);
+    }
+    free(list);
+    opal_argv_free(missing);
+}
+
+void dvm_tree_timeout_cb(int fd, short what, void *arg)
+{
+    orte_dvm_t *dvm = arg;
+    if (dvm->stopping) {
+        signal_all(dvm, SIGKILL); /* stragglers: they had their grace period */
+        return;
+    }
+    startup_timeout(dvm);
+}
+
+void dvm_tree_arm_timer(orte_dvm_t *dvm, double seconds)
+{
+    struct timeval tv = {.tv_sec = (time_t) seconds,
+                         .tv_usec = (suseconds_t) ((seconds - (double) (time_t) seconds) * 1e6)};
+    opal_event_del(dvm->timer);
+    opal_event_add(dvm->timer, &tv);
+}
+
+void dvm_tree_release(orte_dvm_t *dvm)
+{
+    for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
+        orte_plm_daemon_t *d = &dvm->tree.launched[i];
+        if (d->pid > 0) {
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, NULL, 0);
+        }
+        if (d->stderr_fd >= 0) {
+            close(d->stderr_fd);
+        }
+        if (d->stdin_fd >= 0) {
+            close(d->stdin_fd);
+        }
+        opal_argv_free(d->boot);
+    }
+    free(dvm->tree.launched);
+    dvm->tree.launched = NULL;
+    dvm->tree.num_launched = 0;
+}
