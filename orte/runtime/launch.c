@@ -26,6 +26,7 @@
 #include "opal/util/argv.h"
 #include "opal/util/fd.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/mca/iof/iof.h"
 #include "orte/mca/errmgr/errmgr.h"
@@ -43,6 +44,9 @@
 #include "orte/runtime/session_wireup.h"
 #include "orte/util/orphans.h"
 #include "orte/util/radix.h"
+
+/* Every message for the user is in this catalog. */
+#define LAUNCH_HELP_FILE "help-launch.txt"
 
 /* A namespace the job spawned: its processes' ids are offset .. offset + size - 1. */
 typedef struct spawned {
@@ -65,8 +69,8 @@ typedef struct job {
     orte_dvm_t *dvm;           /* NULL: a one-node job of this host, run without a DVM */
     orte_dvm_client_t *client; /* a running DVM reached as a tool (--dvm-uri) */
     const orte_allocation_t *alloc;
-    orte_inventory_t *local_inv; /* without a DVM: this node's */
-    pid_t session_pid;           /* without a DVM: the session daemon we forked */
+    orte_inventory_t *local_inv;     /* without a DVM: this node's */
+    pid_t session_pid;               /* without a DVM: the session daemon we forked */
     opal_signal_pipe_t *signal_pipe; /* without a DVM: ours */
     opal_event_base_t *base;
     orte_job_spec_t *spec;
@@ -160,10 +164,8 @@ static void check_finished(job_t *job)
 static void deadline_cb(int fd, short what, void *arg)
 {
     job_t *job = arg;
-    opal_output(OPAL_OUTPUT_STDERR,
-                "herdrun: %u of %u session daemons did not report after the "
-                "abort; giving up on them (their daemons remove them)",
-                job->size - 1 - job->num_eof, job->size - 1);
+    opal_show_help(LAUNCH_HELP_FILE, "daemons-silent-after-abort", false,
+                   job->size - 1 - job->num_eof, job->size - 1);
     job_finish(job);
 }
 
@@ -232,10 +234,7 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
         (opal_buffer_remaining(&buffer) > 0 &&
          HERD_SUCCESS != opal_buffer_unpack_string(&buffer, &message))) {
         opal_buffer_destruct(&buffer);
-        opal_output(OPAL_OUTPUT_STDERR,
-                    "herdrun: ignoring a malformed failure report from "
-                    "session daemon %u",
-                    src);
+        opal_show_help(LAUNCH_HELP_FILE, "malformed-failure-report", false, src);
         return;
     }
     opal_buffer_destruct(&buffer);
@@ -248,26 +247,23 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     describe_rank(job, r.rank, who, sizeof(who));
     const char *then = (2u == action) ? "; the job goes on without it (errmgr continue)" : "";
     if (ORTE_PROC_LOST == r.state) {
-        fprintf(stderr,
-                "herdrun: job %s: the session daemon on node %s was lost; its processes "
-                "are gone%s\n",
-                job->spec->jobid, node_name(job, r.node), then);
+        opal_show_help(LAUNCH_HELP_FILE, "session-daemon-lost", false, job->spec->jobid,
+                       node_name(job, r.node), then);
     } else if (UINT32_MAX == r.rank) {
-        fprintf(stderr,
-                "herdrun: job %s: the session daemon on node %s could not map or start the job "
-                "(it said why above)\n",
-                job->spec->jobid, node_name(job, r.node));
+        opal_show_help(LAUNCH_HELP_FILE, "session-daemon-cannot-start", false, job->spec->jobid,
+                       node_name(job, r.node));
     } else if (ORTE_PROC_ABORTED == r.state) {
         /* MPI_Abort, PMI abort, herd_abort: the process's own words, if it gave any */
-        fprintf(stderr, "herdrun: job %s: %s on node %s (pid %d) %s%s%s; the job is aborted\n",
-                job->spec->jobid, who, node_name(job, r.node), (int) r.pid, how,
-                (NULL != message && '\0' != *message) ? ": " : "", NULL != message ? message : "");
+        opal_show_help(LAUNCH_HELP_FILE, "proc-aborted", false, job->spec->jobid, who,
+                       node_name(job, r.node), (int) r.pid, how,
+                       (NULL != message && '\0' != *message) ? ": " : "",
+                       NULL != message ? message : "");
     } else if (r.pid > 0) {
-        fprintf(stderr, "herdrun: job %s: %s on node %s (pid %d) %s%s\n", job->spec->jobid, who,
-                node_name(job, r.node), (int) r.pid, how, then);
+        opal_show_help(LAUNCH_HELP_FILE, "proc-failed", false, job->spec->jobid, who,
+                       node_name(job, r.node), (int) r.pid, how, then);
     } else {
-        fprintf(stderr, "herdrun: job %s: %s on node %s %s%s\n", job->spec->jobid, who,
-                node_name(job, r.node), how, then);
+        opal_show_help(LAUNCH_HELP_FILE, "proc-failed-no-pid", false, job->spec->jobid, who,
+                       node_name(job, r.node), how, then);
     }
     fflush(stderr);
     free(message);
@@ -361,10 +357,8 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
          * first loss was reported and this one follows from it (an abort written to a session
          * daemon that is leaving fails with a broken pipe) */
         if (HERD_SUCCESS != status && !job->aborting) {
-            fprintf(stderr,
-                    "herdrun: job %s: lost the session daemon on node %s (%s); aborting the "
-                    "job\n",
-                    job->spec->jobid, node_name(job, job->launch.participants[peer - 1]), reason);
+            opal_show_help(LAUNCH_HELP_FILE, "session-daemon-vanished", false, job->spec->jobid,
+                           node_name(job, job->launch.participants[peer - 1]), reason);
         }
         if (0 == job->exit_status) {
             job->exit_status = 1;
@@ -400,16 +394,14 @@ static void check_cb(int status, const orte_grpcomm_result_t *result, void *cbda
         }
     }
     if (HERD_SUCCESS != status) {
-        fprintf(stderr,
-                "herdrun: job %s: the session daemons could not agree that the job can start "
-                "(%s)\n",
-                job->spec->jobid, opal_strerror(status));
+        opal_show_help(LAUNCH_HELP_FILE, "start-check-failed", false, job->spec->jobid,
+                       opal_strerror(status));
         failed = 1;
     }
     if (failed > 1) {
         char *list = opal_argv_join(others, ' ');
-        fprintf(stderr, "herdrun: the same check failed on %u more node%s: %s\n", failed - 1,
-                2 == failed ? "" : "s", NULL != list ? list : "");
+        opal_show_help(LAUNCH_HELP_FILE, "start-check-failed-elsewhere", false, failed - 1,
+                       2 == failed ? "" : "s", NULL != list ? list : "");
         free(list);
     }
     opal_argv_free(others);
@@ -447,11 +439,8 @@ static void start_timeout_cb(int fd, short what, void *arg)
 {
     job_t *job = arg;
     uint32_t missing = job->size - 1 - job->num_eof;
-    fprintf(stderr,
-            "herdrun: job %s did not start within %d s (herdrun_start_timeout): not every "
-            "session daemon of its %u nodes checked in. Check that the nodes can reach each "
-            "other and this host.\n",
-            job->spec->jobid, launch_start_timeout, missing);
+    opal_show_help(LAUNCH_HELP_FILE, "start-timeout", false, job->spec->jobid, launch_start_timeout,
+                   missing);
     if (0 == job->exit_status) {
         job->exit_status = 1;
     }
@@ -475,13 +464,11 @@ static void signal_cb(int signo, void *arg)
         job->exit_status = 128 + signo;
     }
     if (job->signals > 1) {
-        fprintf(stderr, "herdrun: %s again: killing job %s now\n", strsignal(signo),
-                job->spec->jobid);
+        opal_show_help(LAUNCH_HELP_FILE, "signal-again", false, strsignal(signo), job->spec->jobid);
         job_abort(job, 0);
         return;
     }
-    fprintf(stderr, "herdrun: %s: forwarding it to job %s (again to kill it at once)\n",
-            strsignal(signo), job->spec->jobid);
+    opal_show_help(LAUNCH_HELP_FILE, "signal-forwarded", false, strsignal(signo), job->spec->jobid);
     job->aborting = true;
     send_all(job, ORTE_SESSION_TAG_SIGNAL, signo);
     arm(job->grace_timer, job->grace_ms / 1000.0);
@@ -498,16 +485,14 @@ static void output_failed_cb(void *arg, int stream, int error)
     const char *name = 1 == stream ? "standard output" : "standard error";
     job->output_lost = true;
     if (EPIPE != error) {
-        fprintf(stderr, "herdrun: cannot write to its %s (%s): what job %s writes there is lost\n",
-                name, strerror(error), job->spec->jobid);
+        opal_show_help(LAUNCH_HELP_FILE, "output-write-failed", false, name, strerror(error),
+                       job->spec->jobid);
         return;
     }
     if (job->finished || job->aborting) {
         return;
     }
-    fprintf(stderr,
-            "herdrun: nobody reads its %s any more (the pipe was closed): stopping job %s\n", name,
-            job->spec->jobid);
+    opal_show_help(LAUNCH_HELP_FILE, "output-closed", false, name, job->spec->jobid);
     job->signals++; /* what the processes do now is our doing */
     if (0 == job->exit_status) {
         job->exit_status = 128 + SIGPIPE;
@@ -518,8 +503,7 @@ static void output_failed_cb(void *arg, int stream, int error)
 static void timeout_cb(int fd, short what, void *arg)
 {
     job_t *job = arg;
-    fprintf(stderr, "herdrun: job %s exceeded --timeout %u s; terminating it\n", job->spec->jobid,
-            job->spec->timeout);
+    opal_show_help(LAUNCH_HELP_FILE, "timeout", false, job->spec->jobid, job->spec->timeout);
     job->signals++; /* what the processes do now is our doing */
     job->exit_status = ORTE_LAUNCH_TIMEOUT_STATUS;
     job_abort(job, job->grace_ms);
@@ -628,8 +612,7 @@ static int write_usage_json(job_t *job, const char *path)
 {
     FILE *out = fopen(path, "w");
     if (NULL == out) {
-        fprintf(stderr, "herdrun: cannot write the usage report to %s: %s\n", path,
-                strerror(errno));
+        opal_show_help(LAUNCH_HELP_FILE, "usage-report-write-failed", false, path, strerror(errno));
         return HERD_ERR_SILENT;
     }
     fprintf(out, "{\n  \"jobid\": ");
@@ -682,8 +665,7 @@ static int write_usage_json(job_t *job, const char *path)
             "\"max_rss_kb_sum\": %" PRId64 "}\n}\n",
             job->num_report, seconds_of(tu), seconds_of(ts), tr);
     if (0 != fclose(out)) {
-        fprintf(stderr, "herdrun: cannot write the usage report to %s: %s\n", path,
-                strerror(errno));
+        opal_show_help(LAUNCH_HELP_FILE, "usage-report-write-failed", false, path, strerror(errno));
         return HERD_ERR_SILENT;
     }
     return HERD_SUCCESS;
@@ -808,7 +790,7 @@ static int plan_job(job_t *job, orte_jobmap_nodes_t *nodes, orte_rmaps_app_t *ap
         }
     }
     if (HERD_SUCCESS == rc && 0 == job->launch.num_participants) {
-        fprintf(stderr, "herdrun: the job has no processes to start\n");
+        opal_show_help(LAUNCH_HELP_FILE, "no-processes", false);
         rc = HERD_ERR_SILENT;
     }
     if (HERD_SUCCESS == rc) {
@@ -919,8 +901,7 @@ static void recv_spawn_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
     }
     opal_buffer_destruct(&buffer);
     if (HERD_SUCCESS != rc || src == 0 || src >= job->size) {
-        opal_output(OPAL_OUTPUT_STDERR,
-                    "herdrun: ignoring a malformed spawn request from session daemon %u", src);
+        opal_show_help(LAUNCH_HELP_FILE, "malformed-spawn-request", false, src);
         orte_job_spawn_free(sp);
         return;
     }
@@ -1093,10 +1074,7 @@ static int choose_candidates(job_t *job)
             known = 0 == strcmp(alloc->nodes[i].name, *h);
         }
         if (!known) {
-            fprintf(stderr,
-                    "herdrun: --host names %s, which is not a node of the DVM; use "
-                    "one of its nodes (herd-dvm --display-allocation lists them)\n",
-                    *h);
+            opal_show_help(LAUNCH_HELP_FILE, "unknown-host", false, *h);
             return HERD_ERR_SILENT;
         }
     }
@@ -1224,8 +1202,8 @@ static void take_pipes(job_t *job)
         if (ORTE_IOF_RANK_DAEMON == rank) {
             job->iof->source_all_added(job->source);
         } else if (HERD_SUCCESS != (rc = job->iof->source_add(job->source, rank, fds))) {
-            fprintf(stderr, "herdrun: the output of rank %u cannot be forwarded: %s\n", rank,
-                    opal_strerror(rc));
+            opal_show_help(LAUNCH_HELP_FILE, "output-forward-failed", false, rank,
+                           opal_strerror(rc));
         }
     }
 }
@@ -1284,8 +1262,7 @@ static int open_iof(job_t *job)
 {
     int rc = orte_iof_base_open();
     if (HERD_SUCCESS != rc) {
-        fprintf(stderr, "herdrun: no I/O forwarding (iof) component is available: %s\n",
-                opal_strerror(rc));
+        opal_show_help(LAUNCH_HELP_FILE, "no-iof", false, opal_strerror(rc));
         return HERD_ERR_SILENT;
     }
     job->iof = orte_iof_base_module();
@@ -1325,8 +1302,8 @@ static int open_iof(job_t *job)
     }
     if (NULL != job->client && HERD_SUCCESS != (rc = open_attach(job))) {
         /* the job runs all the same: only attaching is not possible */
-        fprintf(stderr, "herdrun: job %s cannot be attached to: %s\n", job->spec->jobid,
-                HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
+        opal_show_help(LAUNCH_HELP_FILE, "attach-unavailable", false, job->spec->jobid,
+                       HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
     }
     if (NULL != job->dvm || NULL != job->client) {
         return HERD_SUCCESS;
@@ -1486,8 +1463,7 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         inventories[c] = (orte_inventory_t *) job_inventory(job, job->launch.node_index[c]);
     }
     if (HERD_SUCCESS != (rc = orte_rmaps_base_open())) {
-        fprintf(stderr, "herdrun: no mapper (rmaps component) is available: %s\n",
-                opal_strerror(rc));
+        opal_show_help(LAUNCH_HELP_FILE, "no-rmaps", false, opal_strerror(rc));
         rc = HERD_ERR_SILENT;
         goto out;
     }
@@ -1498,12 +1474,12 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     if (NULL == job->client) {
         const char *missing = NULL;
         if (HERD_SUCCESS != (rc = orte_odls_base_open())) {
-            missing = "local launcher (odls component)";
+            missing = "no-odls";
         } else if (HERD_SUCCESS != (rc = orte_errmgr_base_open())) {
-            missing = "error manager (errmgr component)";
+            missing = "no-errmgr";
         }
         if (NULL != missing) {
-            fprintf(stderr, "herdrun: no %s is available: %s\n", missing, opal_strerror(rc));
+            opal_show_help(LAUNCH_HELP_FILE, missing, false, opal_strerror(rc));
             rc = HERD_ERR_SILENT;
             goto out;
         }
@@ -1516,10 +1492,8 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
         goto out;
     }
     if (spec->stdin_target >= 0 && (uint32_t) spec->stdin_target >= job->num_procs) {
-        fprintf(stderr,
-                "herdrun: --stdin %d names no process of the job: it has %u (ranks 0 to %u), so "
-                "it was not started. Give one of those ranks, all, or none.\n",
-                (int) spec->stdin_target, job->num_procs, job->num_procs - 1);
+        opal_show_help(LAUNCH_HELP_FILE, "bad-stdin-rank", false, (int) spec->stdin_target,
+                       job->num_procs, job->num_procs - 1);
         rc = HERD_ERR_SILENT;
         goto out;
     }
@@ -1532,7 +1506,7 @@ static int launch_run(job_t *job, orte_job_spec_t *spec, const orte_launch_optio
     bool launching = 0 == (spec->flags & ORTE_JOB_FLAG_DO_NOT_LAUNCH);
     if (launching && HERD_SUCCESS != (rc = open_sink(job))) {
         if (HERD_ERR_SILENT != rc) {
-            fprintf(stderr, "herdrun: cannot open the job's endpoint: %s\n", opal_strerror(rc));
+            opal_show_help(LAUNCH_HELP_FILE, "endpoint-failed", false, opal_strerror(rc));
         }
         rc = HERD_ERR_SILENT;
         goto out;
@@ -1702,7 +1676,7 @@ static int start_job(job_t *job, const opal_buffer_t *message)
         orte_dvm_root_set_signal_cb(job->dvm, signal_cb, job);
         rc = orte_dvm_root_command(job->dvm, ORTE_DVM_CMD_LAUNCH, message->base, message->used);
         if (HERD_SUCCESS != rc) {
-            fprintf(stderr, "herdrun: cannot send the launch to the DVM: %s\n", opal_strerror(rc));
+            opal_show_help(LAUNCH_HELP_FILE, "launch-send-failed", false, opal_strerror(rc));
             return HERD_ERR_SILENT;
         }
         return HERD_SUCCESS;
@@ -1710,7 +1684,7 @@ static int start_job(job_t *job, const opal_buffer_t *message)
     if (NULL != job->client) {
         rc = orte_dvm_client_launch(job->client, message->base, message->used, job_error_cb, job);
         if (HERD_SUCCESS != rc) {
-            fprintf(stderr, "herdrun: cannot send the launch to the DVM: %s\n", opal_strerror(rc));
+            opal_show_help(LAUNCH_HELP_FILE, "launch-send-failed", false, opal_strerror(rc));
             return HERD_ERR_SILENT;
         }
         return HERD_SUCCESS;
@@ -1735,14 +1709,13 @@ static int start_job(job_t *job, const opal_buffer_t *message)
      * daemon, when it has no sink_uri to dial */
     int pair[2], link[2] = {-1, -1};
     if (0 != socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair)) {
-        fprintf(stderr, "herdrun: cannot make a socket for the job's I/O: %s\n", strerror(errno));
+        opal_show_help(LAUNCH_HELP_FILE, "io-socket-failed", false, strerror(errno));
         opal_buffer_destruct(&segment);
         return HERD_ERR_SILENT;
     }
     if (NULL == job->spec->sink_uri &&
         0 != socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, link)) {
-        fprintf(stderr, "herdrun: cannot make a socket to the session daemon: %s\n",
-                strerror(errno));
+        opal_show_help(LAUNCH_HELP_FILE, "session-socket-failed", false, strerror(errno));
         close(pair[0]);
         close(pair[1]);
         opal_buffer_destruct(&segment);
@@ -1771,7 +1744,7 @@ static int start_job(job_t *job, const opal_buffer_t *message)
         if (link[0] >= 0) {
             close(link[0]);
         }
-        fprintf(stderr, "herdrun: cannot start the session daemon: %s\n", strerror(errno));
+        opal_show_help(LAUNCH_HELP_FILE, "fork-failed", false, strerror(errno));
         return HERD_ERR_SILENT;
     }
     job->session_pid = pid;
@@ -1779,7 +1752,7 @@ static int start_job(job_t *job, const opal_buffer_t *message)
         /* the daemon sees its end close and leaves; it is waited for as after any failure */
         close(link[0]);
         close(pair[0]);
-        fprintf(stderr, "herdrun: cannot connect to the session daemon: %s\n", opal_strerror(rc));
+        opal_show_help(LAUNCH_HELP_FILE, "session-connect-failed", false, opal_strerror(rc));
         return HERD_ERR_SILENT;
     }
     job->iof_sock = pair[0];
@@ -1822,11 +1795,11 @@ static void session_exited(job_t *job)
     }
     if (!(WIFEXITED(wstatus) && 0 == WEXITSTATUS(wstatus))) {
         if (WIFSIGNALED(wstatus)) {
-            fprintf(stderr, "herdrun: job %s: the session daemon was killed by signal %d (%s)\n",
-                    job->spec->jobid, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+            opal_show_help(LAUNCH_HELP_FILE, "session-daemon-killed", false, job->spec->jobid,
+                           WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
         } else {
-            fprintf(stderr, "herdrun: job %s: the session daemon exited with status %d\n",
-                    job->spec->jobid, WEXITSTATUS(wstatus));
+            opal_show_help(LAUNCH_HELP_FILE, "session-daemon-exited", false, job->spec->jobid,
+                           WEXITSTATUS(wstatus));
         }
         if (0 == job->exit_status) {
             job->exit_status = 1;
@@ -1902,8 +1875,7 @@ int orte_launch_register_params(void)
         "job and stops it",
         OPAL_MCA_VAR_INT, &launch_start_timeout);
     if (rc >= 0 && launch_start_timeout < 1) {
-        fprintf(stderr, "herdrun: herdrun_start_timeout must be at least 1 second, not %d\n",
-                launch_start_timeout);
+        opal_show_help(LAUNCH_HELP_FILE, "bad-start-timeout", false, launch_start_timeout);
         return HERD_ERR_BAD_PARAM;
     }
     return rc < 0 ? rc : HERD_SUCCESS;
@@ -1933,7 +1905,7 @@ static int run_own_loop(job_t *job, orte_job_spec_t *spec, const orte_launch_opt
     orte_orphans_adopt();
     if (HERD_SUCCESS != (rc = orte_overlay_base_open()) ||
         HERD_SUCCESS != (rc = orte_grpcomm_base_open())) {
-        fprintf(stderr, "herdrun: no overlay or grpcomm component: %s\n", opal_strerror(rc));
+        opal_show_help(LAUNCH_HELP_FILE, "no-overlay-grpcomm", false, opal_strerror(rc));
         rc = HERD_ERR_SILENT;
         goto out;
     }
@@ -1969,7 +1941,7 @@ int orte_launch_run_local(const orte_allocation_t *alloc, orte_job_spec_t *spec,
     if (HERD_SUCCESS !=
         (rc = orte_inventory_collect(alloc->nodes[0].name, NULL, orte_dvm_local_fabric_components(),
                                      &job.local_inv))) {
-        fprintf(stderr, "herdrun: cannot read this node's topology: %s\n", opal_strerror(rc));
+        opal_show_help(LAUNCH_HELP_FILE, "no-topology", false, opal_strerror(rc));
         return HERD_ERR_SILENT;
     }
     rc = opal_event_base_create(&job.base);
