@@ -17,9 +17,13 @@
 #include <unistd.h>
 
 #include "opal/util/fd.h"
+#include "opal/util/show_help.h"
 #include "orte/mca/iof/iof.h"
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/launch.h"
+
+/* Its messages are herdrun's, in the launch catalog. */
+#define ATTACH_HELP_FILE "help-launch.txt"
 
 /* Read exactly len bytes; false at EOF or on an error. */
 static bool read_full(int fd, void *buf, size_t len)
@@ -86,18 +90,14 @@ int orte_launch_attach(const char *uri_file, const char *job, uint32_t flags, in
     free(tool_path);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (HERD_SUCCESS != rc || strlen(path) >= sizeof(addr.sun_path)) {
-        fprintf(stderr, "herdrun: the path of job %s's output socket is too long: %s\n", job,
-                path);
+        opal_show_help(ATTACH_HELP_FILE, "attach-path-too-long", false, job, path);
         return HERD_ERR_SILENT;
     }
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || 0 != connect(fd, (struct sockaddr *) &addr, sizeof(addr))) {
-        fprintf(stderr,
-                "herdrun: job %s is not running on the DVM of %s (%s: %s). Only a job "
-                "started with herdrun --dvm-uri %s can be attached to, while it runs; "
-                "HERD_JOBID in its processes is the number to give.\n",
-                job, uri_file, path, strerror(errno), uri_file);
+        opal_show_help(ATTACH_HELP_FILE, "attach-not-running", false, job, uri_file, path,
+                       strerror(errno), uri_file);
         if (fd >= 0) {
             close(fd);
         }
@@ -111,7 +111,7 @@ int orte_launch_attach(const char *uri_file, const char *job, uint32_t flags, in
         int stream = header[4];
         uint32_t len = get_u32(header + 5);
         if ((ORTE_IOF_STDOUT != stream && ORTE_IOF_STDERR != stream) || len > (1u << 30)) {
-            fprintf(stderr, "herdrun: job %s's output socket sent a malformed frame\n", job);
+            opal_show_help(ATTACH_HELP_FILE, "attach-malformed-frame", false, job);
             break;
         }
         if (len > cap) {

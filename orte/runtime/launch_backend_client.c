@@ -1,0 +1,75 @@
+/* The client backend: the job runs on a persistent DVM (herd-dvm --report-uri FILE) that
+ * herdrun reaches as a tool (--dvm-uri FILE); its root only broadcasts the launch, and tools can
+ * attach to the job's output while it runs. */
+#include "herd_config.h"
+
+#include <stdio.h>
+
+#include "opal/util/show_help.h"
+#include "orte/runtime/launch_internal.h"
+
+static int client_name_job(launch_job_t *job, char *jobid, size_t size)
+{
+    orte_dvm_client_t *client = job->mode.client.client;
+    job->spec->seq = orte_dvm_client_seq(client);
+    snprintf(jobid, size, "%s.%u", orte_dvm_client_id(client), job->spec->seq);
+    return HERD_SUCCESS;
+}
+
+static const orte_inventory_t *client_inventory(const launch_job_t *job, uint32_t node_index)
+{
+    return orte_dvm_client_inventory(job->mode.client.client, node_index);
+}
+
+/* The DVM's root broadcasts the launch; job errors (and the DVM's loss) come back. */
+static int client_start(launch_job_t *job, const opal_buffer_t *message)
+{
+    int rc = orte_dvm_client_launch(job->mode.client.client, message->base, message->used,
+                                    launch_job_error_cb, job);
+    if (HERD_SUCCESS != rc) {
+        opal_show_help(LAUNCH_HELP_FILE, "launch-send-failed", false, opal_strerror(rc));
+        return HERD_ERR_SILENT;
+    }
+    return HERD_SUCCESS;
+}
+
+static void client_release(launch_job_t *job)
+{
+    if (NULL != job->mode.client.client) {
+        orte_dvm_client_close(job->mode.client.client);
+        job->mode.client.client = NULL;
+    }
+    if (NULL != job->base) {
+        opal_event_base_free(job->base);
+        job->base = NULL;
+    }
+}
+
+const launch_backend_t launch_backend_client = {
+    .name = "client",
+    .name_job = client_name_job,
+    .inventory = client_inventory,
+    .start = client_start,
+    .release = client_release,
+    /* the DVM checks its own */
+    .checks_session_frameworks = false,
+};
+
+/* Connect to the DVM whose contact file is uri_file, on a loop of our own. */
+int launch_backend_client_open(launch_job_t *job, const char *uri_file)
+{
+    int rc = opal_event_base_create(&job->base);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    orte_dvm_client_t *client = NULL;
+    rc = orte_dvm_client_connect(uri_file, job->base, &client);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    job->mode.client.client = client;
+    job->plan.alloc = orte_dvm_client_allocation(client);
+    job->plan.launch.radix = orte_dvm_client_radix(client);
+    job->io.tool_path = orte_dvm_client_tool_path(client);
+    return HERD_SUCCESS;
+}

@@ -1,0 +1,73 @@
+/* herdrun's MCA variables (herdrun_direct, herdrun_start_timeout), and the warning about
+ * settings no variable knows (most likely typos). */
+#include "herd_config.h"
+
+#include <stddef.h>
+#include <stdbool.h>
+
+#include "opal/mca/base/mca_var.h"
+#include "opal/mca/opal_frameworks.h"
+#include "opal/util/show_help.h"
+#include "orte/mca/orte_frameworks.h"
+#include "orte/runtime/launch_internal.h"
+
+/* Static storage, as the variable system writes defaults back into it. */
+static bool launch_direct = true;
+static int launch_start_timeout = 60;
+
+int orte_launch_register_params(void)
+{
+    int rc = opal_mca_var_register_framework(
+        "herdrun", "direct",
+        "Run a job whose allocation is this host alone without starting a node daemon: "
+        "herdrun forks the job's session daemon itself (false: always start a DVM)",
+        OPAL_MCA_VAR_BOOL, &launch_direct);
+    if (rc < 0) {
+        return rc;
+    }
+    launch_start_timeout = 60;
+    rc = opal_mca_var_register_framework(
+        "herdrun", "start_timeout",
+        "Seconds every session daemon of a job has to check in before herdrun gives up on the "
+        "job and stops it",
+        OPAL_MCA_VAR_INT, &launch_start_timeout);
+    if (rc >= 0 && launch_start_timeout < 1) {
+        opal_show_help(LAUNCH_HELP_FILE, "bad-start-timeout", false, launch_start_timeout);
+        return HERD_ERR_BAD_PARAM;
+    }
+    return rc < 0 ? rc : HERD_SUCCESS;
+}
+
+int launch_params_start_timeout(void)
+{
+    return launch_start_timeout;
+}
+
+bool launch_params_direct(void)
+{
+    return launch_direct;
+}
+
+void orte_launch_check_settings(void)
+{
+    opal_mca_framework_t *all[] = {HERD_MCA_opal_FRAMEWORKS HERD_MCA_orte_FRAMEWORKS NULL};
+    const char *prefixes[sizeof(all) / sizeof(all[0]) + 3];
+    size_t n = 0;
+    for (size_t i = 0; NULL != all[i]; ++i) {
+        /* a framework loading only its selection does not know its other components' names */
+        if (all[i]->registered && !all[i]->load_selected_only) {
+            prefixes[n++] = all[i]->name;
+            /* a name under the framework that no loaded component knows may belong to one it
+             * left unloaded (and if not, the suggestion should consider those too) */
+            if (all[i]->num_deferred > 0 && opal_mca_var_unknown_under(all[i]->name)) {
+                (void) opal_mca_framework_load_deferred(all[i]);
+            }
+        }
+    }
+    if (opal_mca_var_find("herdrun_direct") >= 0) {
+        prefixes[n++] = "herdrun"; /* herdrun's own group, registered by herdrun only */
+    }
+    prefixes[n++] = "mca_base";
+    prefixes[n] = NULL;
+    (void) opal_mca_var_check_unknown_under(prefixes);
+}
