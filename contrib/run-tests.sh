@@ -93,10 +93,13 @@ count_tests() {
     done >"$LOGS/summary-$(basename "$1").txt"
 }
 
-# The test programs first (the wireup tests start them), then the unit tests and the
-# integration tests together, in parallel.
+# The test programs first (the wireup tests start them), then the unit tests in parallel,
+# then the integration tests in parallel. Not both at once: a unit test's job database is a
+# /dev/shm/herd-* segment that may stay unmapped for seconds, which an integration test
+# finishing meanwhile would take for its own leftover.
 make_check() {
-    make -C "$1/test/programs" check && make -C "$1" check -j"$JOBS"
+    make -C "$1/test/programs" check &&
+        make -C "$1/test/unit" check -j"$JOBS" && make -C "$1/test/integration" check -j"$JOBS"
 }
 
 # Unit tests again under valgrind: no invalid access, no definite leak.

@@ -28,6 +28,7 @@ typedef struct btl_ucx_held {
     int tag;
     bool complete;
     ucs_status_t status;
+    void *request; /* a rendezvous being fetched, until rendezvous_done */
     size_t len;
     uint8_t *data;
 } btl_ucx_held_t;
@@ -67,6 +68,8 @@ static struct {
     bool gave_up;                /* pending() stopped waiting for them */
     size_t num_dropped;          /* copies cancelled by our finalize */
     size_t num_receiving;        /* rendezvous data being fetched */
+    bool closing;                /* our finalize is closing the endpoints */
+    size_t num_refused;          /* messages that arrived while closing (never handed up) */
     int events;                  /* messages handed up or sends finished during one progress */
 } btl_ucx;
 
@@ -292,6 +295,7 @@ static void rendezvous_done(void *request, ucs_status_t status, size_t length, v
 
     m->complete = true;
     m->status = status;
+    m->request = NULL;
     ucp_request_free(request);
     btl_ucx.num_receiving--;
     drain(m->endpoint);
@@ -308,6 +312,12 @@ static ucs_status_t message_arrived(void *arg, const void *header, size_t header
     ompi_proc_t *proc;
     (void) arg;
 
+    if (btl_ucx.closing) {
+        /* nobody receives any more: refused, not fetched (a rendezvous's sender is told), so
+         * that the endpoints can close with no transfer still coming in */
+        btl_ucx.num_refused++;
+        return rendezvous ? UCS_ERR_CANCELED : UCS_OK;
+    }
     if (!decode_header(header, header_length, &src, &tag, &seq)) {
         SVC->verbose(1, "rank %u: ucx dropped a message with a malformed %zu-byte header",
                      rte->my_rank, header_length);
@@ -360,6 +370,7 @@ static ucs_status_t message_arrived(void *arg, const void *header, size_t header
         m->status = UCS_PTR_STATUS(r);
         drain(e);
     } else {
+        m->request = r;
         btl_ucx.num_receiving++;
     }
     return UCS_OK;
@@ -521,6 +532,22 @@ static bool passed(const struct timespec *t)
     return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
+/* Rendezvous still being fetched when close gives up: cancelled, and their completions run,
+ * so that no endpoint is destroyed with a transfer still attached (UCX asserts on that). */
+static void cancel_receiving(void)
+{
+    for (btl_ucx_endpoint_t *e = btl_ucx.endpoints; NULL != e; e = e->next) {
+        for (btl_ucx_held_t *m = e->held; NULL != m; m = m->next) {
+            if (NULL != m->request) {
+                ucp_request_cancel(btl_ucx.worker, m->request);
+            }
+        }
+    }
+    for (int round = 0; round < 1000 && btl_ucx.num_receiving > 0; ++round) {
+        ucp_worker_progress(btl_ucx.worker);
+    }
+}
+
 /* Close every endpoint: flushed (what we sent reaches the peer) unless the peer failed, then
  * forced; waited for up to btl_ucx_close_timeout seconds, as are rendezvous still arriving. */
 static void close_endpoints(void)
@@ -528,6 +555,8 @@ static void close_endpoints(void)
     void **closing = calloc(btl_ucx.num_endpoints + 1, sizeof(*closing));
     size_t num_closing = 0;
     struct timespec deadline;
+
+    btl_ucx.closing = true;
 
     for (btl_ucx_endpoint_t *e = btl_ucx.endpoints; NULL != e; e = e->next) {
         if (NULL == e->ep) {
@@ -567,6 +596,7 @@ static void close_endpoints(void)
                      "%d s (btl_ucx_close_timeout): a peer did not answer",
                      btl_ucx.rte->my_rank, open, btl_ucx.num_receiving,
                      btl_ucx.params->close_timeout);
+        cancel_receiving();
     }
     for (size_t i = 0; i < num_closing; ++i) {
         if (NULL != closing[i]) {
@@ -592,6 +622,10 @@ static void btl_ucx_finalize(void)
     if (btl_ucx.num_dropped > 0) {
         SVC->verbose(1, "rank %u: ucx dropped %zu messages that their peers never took",
                      btl_ucx.rte->my_rank, btl_ucx.num_dropped);
+    }
+    if (btl_ucx.num_refused > 0) {
+        SVC->verbose(1, "rank %u: ucx refused %zu messages that arrived during its finalize",
+                     btl_ucx.rte->my_rank, btl_ucx.num_refused);
     }
     /* no UCX callback runs any more: what it was filling can go */
     while (NULL != btl_ucx.endpoints) {
@@ -621,7 +655,8 @@ static int btl_ucx_init(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver
     btl_ucx.endpoints = NULL;
     btl_ucx.num_endpoints = btl_ucx.num_sending = btl_ucx.num_receiving = 0;
     btl_ucx.num_at_once = btl_ucx.num_copied = 0;
-    btl_ucx.num_dropped = 0;
+    btl_ucx.num_dropped = btl_ucx.num_refused = 0;
+    btl_ucx.closing = false;
     btl_ucx.stuck_at = 0;
     btl_ucx.gave_up = false;
 
