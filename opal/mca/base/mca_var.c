@@ -8,6 +8,7 @@
 
 #include "opal/mca/base/mca_var_internal.h"
 #include "opal/util/argv.h"
+#include "opal/util/show_help.h"
 
 #define MCA_VAR_LEVEL_MAX 9
 
@@ -312,41 +313,10 @@ out:
     return index;
 }
 
-int opal_mca_var_register(const opal_mca_component_t *component, const char *name, const char *help,
-                          opal_mca_var_type_t type, void *storage)
-{
-    if (NULL == name || '\0' == *name || OPAL_MCA_VAR_ENUM == type ||
-        (NULL != component && (NULL == component->framework || NULL == component->name))) {
-        mca_var_report_developer_error("register-bad-args", NULL == name ? "" : name, "");
-        return HERD_ERR_BAD_PARAM;
-    }
-    if (NULL == component) {
-        return mca_var_register_any(NULL, "", "", name, help, type, NULL, storage);
-    }
-    return mca_var_register_any(component, component->framework, component->name, name, help, type,
-                                NULL, storage);
-}
-
-int opal_mca_var_register_framework(const char *framework, const char *name, const char *help,
-                                    opal_mca_var_type_t type, void *storage)
-{
-    static const char base_prefix[] = "base_";
-
-    if (NULL == framework || NULL == name || OPAL_MCA_VAR_ENUM == type) {
-        mca_var_report_developer_error("register-bad-args", NULL == name ? "" : name, "");
-        return HERD_ERR_BAD_PARAM;
-    }
-    /* "<fw>_base_verbose" belongs to the framework's base, as in Open MPI. */
-    if (0 == strncmp(name, base_prefix, sizeof(base_prefix) - 1) && '\0' != *framework) {
-        return mca_var_register_any(NULL, framework, "base", name + sizeof(base_prefix) - 1, help,
-                                    type, NULL, storage);
-    }
-    return mca_var_register_any(NULL, framework, "", name, help, type, NULL, storage);
-}
-
-int opal_mca_var_register_enum(const opal_mca_component_t *component, const char *name,
-                               const char *help, const opal_mca_var_enum_value_t *values,
-                               int *storage)
+/* A component's variable (component NULL: a top-level one), "<fw>_<comp>_<name>". */
+static int mca_var_register_in_component(const opal_mca_component_t *component, const char *name,
+                                         const char *help, opal_mca_var_type_t type,
+                                         const opal_mca_var_enum_value_t *values, void *storage)
 {
     if (NULL == name || '\0' == *name ||
         (NULL != component && (NULL == component->framework || NULL == component->name))) {
@@ -354,10 +324,56 @@ int opal_mca_var_register_enum(const opal_mca_component_t *component, const char
         return HERD_ERR_BAD_PARAM;
     }
     if (NULL == component) {
-        return mca_var_register_any(NULL, "", "", name, help, OPAL_MCA_VAR_ENUM, values, storage);
+        return mca_var_register_any(NULL, "", "", name, help, type, values, storage);
     }
-    return mca_var_register_any(component, component->framework, component->name, name, help,
-                                OPAL_MCA_VAR_ENUM, values, storage);
+    return mca_var_register_any(component, component->framework, component->name, name, help, type,
+                                values, storage);
+}
+
+/* A framework's variable, "<fw>_<name>" (framework "": a top-level one). */
+static int mca_var_register_in_framework(const char *framework, const char *name, const char *help,
+                                         opal_mca_var_type_t type,
+                                         const opal_mca_var_enum_value_t *values, void *storage)
+{
+    static const char base_prefix[] = "base_";
+
+    if (NULL == framework || NULL == name) {
+        mca_var_report_developer_error("register-bad-args", NULL == name ? "" : name, "");
+        return HERD_ERR_BAD_PARAM;
+    }
+    /* "<fw>_base_verbose" belongs to the framework's base, as in Open MPI. */
+    if (0 == strncmp(name, base_prefix, sizeof(base_prefix) - 1) && '\0' != *framework) {
+        return mca_var_register_any(NULL, framework, "base", name + sizeof(base_prefix) - 1, help,
+                                    type, values, storage);
+    }
+    return mca_var_register_any(NULL, framework, "", name, help, type, values, storage);
+}
+
+int opal_mca_var_register(const opal_mca_component_t *component, const char *name, const char *help,
+                          opal_mca_var_type_t type, void *storage)
+{
+    if (OPAL_MCA_VAR_ENUM == type) {
+        mca_var_report_developer_error("register-bad-args", NULL == name ? "" : name, "");
+        return HERD_ERR_BAD_PARAM;
+    }
+    return mca_var_register_in_component(component, name, help, type, NULL, storage);
+}
+
+int opal_mca_var_register_framework(const char *framework, const char *name, const char *help,
+                                    opal_mca_var_type_t type, void *storage)
+{
+    if (OPAL_MCA_VAR_ENUM == type) {
+        mca_var_report_developer_error("register-bad-args", NULL == name ? "" : name, "");
+        return HERD_ERR_BAD_PARAM;
+    }
+    return mca_var_register_in_framework(framework, name, help, type, NULL, storage);
+}
+
+int opal_mca_var_register_enum(const opal_mca_component_t *component, const char *name,
+                               const char *help, const opal_mca_var_enum_value_t *values,
+                               int *storage)
+{
+    return mca_var_register_in_component(component, name, help, OPAL_MCA_VAR_ENUM, values, storage);
 }
 
 int opal_mca_var_register_synonym(int index, const char *old_full_name)
@@ -431,4 +447,90 @@ int opal_mca_var_set_level(int index, int level)
     }
     mca_var_registry.vars[index].level = level;
     return HERD_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Registration tables
+ * ------------------------------------------------------------------------------------------- */
+
+/* One entry: checked, registered in the component (framework NULL) or the framework, then given
+ * its level. Returns the variable's index, or the status of the step that failed. */
+static int mca_var_register_def(const opal_mca_component_t *component, const char *framework,
+                                const opal_mca_var_def_t *def)
+{
+    int index;
+
+    if (NULL == def->name || (OPAL_MCA_VAR_ENUM != def->type && NULL != def->enum_values)) {
+        mca_var_report_developer_error("register-bad-args", NULL == def->name ? "" : def->name, "");
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (def->level < 0 || def->level > MCA_VAR_LEVEL_MAX) {
+        opal_show_help(MCA_VAR_HELP_FILE, "register-bad-level", true, def->name, def->level,
+                       MCA_VAR_LEVEL_MAX);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (NULL == framework) {
+        index = mca_var_register_in_component(component, def->name, def->help, def->type,
+                                              def->enum_values, def->storage);
+    } else {
+        index = mca_var_register_in_framework(framework, def->name, def->help, def->type,
+                                              def->enum_values, def->storage);
+    }
+    if (index >= 0 && 0 != def->level) {
+        /* cannot fail: the index was just returned and the level is checked above */
+        (void) opal_mca_var_set_level(index, def->level);
+    }
+    return index;
+}
+
+/* Both table functions: every entry in order, the first failure ends it; the indices are
+ * written only once all entries registered. */
+static int mca_var_register_defs(const opal_mca_component_t *component, const char *framework,
+                                 const opal_mca_var_def_t *defs, size_t count)
+{
+    int *indices;
+    int rc = HERD_SUCCESS;
+
+    if (0 == count) {
+        return HERD_SUCCESS;
+    }
+    if (NULL == defs) {
+        mca_var_report_developer_error("register-bad-args", "", "");
+        return HERD_ERR_BAD_PARAM;
+    }
+    indices = malloc(count * sizeof(*indices));
+    if (NULL == indices) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t i = 0; i < count; i++) {
+        indices[i] = mca_var_register_def(component, framework, &defs[i]);
+        if (indices[i] < 0) {
+            rc = indices[i];
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (NULL != defs[i].index) {
+            *defs[i].index = indices[i];
+        }
+    }
+out:
+    free(indices);
+    return rc;
+}
+
+int opal_mca_var_register_table(const opal_mca_component_t *component,
+                                const opal_mca_var_def_t *defs, size_t count)
+{
+    return mca_var_register_defs(component, NULL, defs, count);
+}
+
+int opal_mca_var_register_framework_table(const char *framework, const opal_mca_var_def_t *defs,
+                                          size_t count)
+{
+    if (NULL == framework) {
+        mca_var_report_developer_error("register-bad-args", "", "");
+        return HERD_ERR_BAD_PARAM;
+    }
+    return mca_var_register_defs(NULL, framework, defs, count);
 }
