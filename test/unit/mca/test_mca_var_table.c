@@ -511,6 +511,39 @@ static void test_framework_table(void **state)
     assert_string_equal("", info.component);
 }
 
+/* A table made at run time for storage in a struct passed in, as a program's own variables are
+ * (the DVM's, herdrun's): defaults set first, checks after the registration. */
+static int register_program_vars(test_vars_t *v)
+{
+    const opal_mca_var_def_t defs[] = {
+        {.name = "startup_timeout", .type = OPAL_MCA_VAR_INT, .storage = &v->priority},
+        {.name = "fabric_inventory", .type = OPAL_MCA_VAR_STRING, .storage = &v->text},
+    };
+    int rc;
+
+    v->priority = 60;
+    v->text = "auto";
+    rc = opal_mca_var_register_framework_table("prog", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    return v->priority < 1 ? HERD_ERR_BAD_PARAM : HERD_SUCCESS;
+}
+
+static void test_table_built_at_run_time(void **state)
+{
+    test_vars_t *v = &other_vars;
+
+    setenv("HERD_MCA_prog_fabric_inventory", "none", 1);
+    var_init();
+    assert_int_equal(HERD_SUCCESS, register_program_vars(v));
+    assert_int_equal(60, v->priority);
+    assert_string_equal("none", v->text);
+    assert_value_string("prog_startup_timeout", "60");
+    assert_int_equal(HERD_SUCCESS, opal_mca_var_set_cli("prog_startup_timeout", "0"));
+    assert_int_equal(HERD_ERR_BAD_PARAM, register_program_vars(v));
+}
+
 /* What herd-info shows of a variable but its full name and where its value came from, as one
  * line. */
 static char *describe(int index)
@@ -595,6 +628,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_registered_again_with_other_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_and_bad_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_framework_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_built_at_run_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_matches_calls, setup, teardown),
     };
 
