@@ -29,6 +29,30 @@ static struct {
     char *search_path;     /* user_path + pkglibdir */
 } mca_core;
 
+/* The core variables under "mca_base_" (component_path, a top-level one, is registered alone). */
+static const opal_mca_var_def_t mca_core_base_vars[] = {
+    {.name = "component_show_load_errors",
+     .type = OPAL_MCA_VAR_BOOL,
+     .storage = &mca_core.show_load_errors,
+     .help = "Report component files that cannot be loaded or do not match this herd (wrong "
+             "ABI or interface version, wrong symbol)"},
+    {.name = "component_unload",
+     .type = OPAL_MCA_VAR_BOOL,
+     .storage = &mca_core.unload,
+     .help = "Unload DSO components when their framework closes. Off by default: libraries "
+             "that components pull in cannot all be unloaded safely (UCX patches other "
+             "libraries' memory functions; some providers allocate in constructors they never "
+             "undo)"},
+    {.name = "component_defer",
+     .type = OPAL_MCA_VAR_BOOL,
+     .storage = &mca_core.defer,
+     .help = "Load a component whose configure declared its priority and when it can be "
+             "available (ras slurm, errmgr continue, ...) only when the selection could pick "
+             "it: when one of its variables is set, when the framework's selection names it, "
+             "or when it is available and could beat the components already offering. False "
+             "loads every component found"},
+};
+
 int opal_mca_init(void)
 {
     int rc;
@@ -45,42 +69,19 @@ int opal_mca_init(void)
         goto err_var;
     }
     mca_core.user_path = NULL;
+    mca_core.show_load_errors = true;
+    mca_core.unload = false;
+    mca_core.defer = true;
+    /* a top-level variable, then the "mca_base_" ones */
     rc = opal_mca_var_register_framework(
         "", "component_path",
         "Colon-separated folders searched for DSO components (herd_<fw>_<comp>.so) before the "
         "installed component folder",
         OPAL_MCA_VAR_STRING, &mca_core.user_path);
-    if (rc < 0) {
-        goto err_register;
+    if (rc >= 0) {
+        rc = opal_mca_var_register_framework_table("mca_base", mca_core_base_vars,
+                                                   OPAL_MCA_VAR_DEFS_COUNT(mca_core_base_vars));
     }
-    mca_core.show_load_errors = true;
-    rc = opal_mca_var_register_framework(
-        "mca_base", "component_show_load_errors",
-        "Report component files that cannot be loaded or do not match this herd (wrong ABI or "
-        "interface version, wrong symbol)",
-        OPAL_MCA_VAR_BOOL, &mca_core.show_load_errors);
-    if (rc < 0) {
-        goto err_register;
-    }
-    mca_core.unload = false;
-    rc = opal_mca_var_register_framework(
-        "mca_base", "component_unload",
-        "Unload DSO components when their framework closes. Off by default: libraries that "
-        "components pull in cannot all be unloaded safely (UCX patches other libraries' "
-        "memory functions; some providers allocate in constructors they never undo)",
-        OPAL_MCA_VAR_BOOL, &mca_core.unload);
-    if (rc < 0) {
-        goto err_register;
-    }
-    mca_core.defer = true;
-    rc = opal_mca_var_register_framework(
-        "mca_base", "component_defer",
-        "Load a component whose configure declared its priority and when it can be available "
-        "(ras slurm, errmgr continue, ...) only when the selection could pick it: when one of "
-        "its variables is set, when the framework's selection names it, or when it is "
-        "available and could beat the components already offering. False loads every "
-        "component found",
-        OPAL_MCA_VAR_BOOL, &mca_core.defer);
     if (rc < 0) {
         goto err_register;
     }
@@ -425,7 +426,19 @@ static int collect_selected(opal_mca_framework_t *fw)
 int opal_mca_framework_register(opal_mca_framework_t *fw)
 {
     int rc;
-    char help[256];
+    char selection_help[256];
+    char verbose_help[256];
+    /* the help names the framework, so the table is made here */
+    const opal_mca_var_def_t vars[] = {
+        {.name = "",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &fw->selection,
+         .help = selection_help},
+        {.name = "base_verbose",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fw->verbose,
+         .help = verbose_help},
+    };
 
     if (fw->registered) {
         return HERD_SUCCESS;
@@ -435,21 +448,16 @@ int opal_mca_framework_register(opal_mca_framework_t *fw)
         return rc;
     }
     fw->selection = (char *) fw->default_selection;
-    snprintf(help, sizeof(help),
+    fw->verbose = 0;
+    snprintf(selection_help, sizeof(selection_help),
              "Which %s components to use: a comma-separated list (a,b) keeps only those, a list "
              "starting with ^ (^a,b) excludes those",
              fw->name);
-    rc = opal_mca_var_register_framework(fw->name, "", help, OPAL_MCA_VAR_STRING, &fw->selection);
-    if (rc < 0) {
-        goto err_init;
-    }
-    fw->verbose = 0;
-    snprintf(help, sizeof(help),
+    snprintf(verbose_help, sizeof(verbose_help),
              "Verbosity of the %s framework: 0 quiet, 10 component discovery and selection, "
              "higher for more detail",
              fw->name);
-    rc = opal_mca_var_register_framework(fw->name, "base_verbose", help, OPAL_MCA_VAR_INT,
-                                         &fw->verbose);
+    rc = opal_mca_var_register_framework_table(fw->name, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
     if (rc < 0) {
         goto err_init;
     }

@@ -84,6 +84,50 @@ OPAL_EXPORT int opal_mca_var_register_enum(const opal_mca_component_t *component
                                            const char *help,
                                            const opal_mca_var_enum_value_t *values, int *storage);
 
+/* One variable of a registration table: what one opal_mca_var_register*() call, and the
+ * opal_mca_var_set_level() after it, would say. Fill it with designated initializers; a field left
+ * out is 0 or NULL, which means "none" (level: the default level). A table may be static const
+ * (storage of static objects) or built at run time (storage in a struct passed in). */
+typedef struct {
+    /* "priority"; in a framework table also "" (the framework itself) or "base_verbose" */
+    const char *name;
+    opal_mca_var_type_t type;
+    /* of the type; holds the default on entry, as for opal_mca_var_register() */
+    void *storage;
+    const char *help;
+    /* 1-9 as for opal_mca_var_set_level(), or 0: the default level */
+    int level;
+    /* for OPAL_MCA_VAR_ENUM (required), else NULL */
+    const opal_mca_var_enum_value_t *enum_values;
+    /* where the variable's index goes once the whole table registered, or NULL */
+    int *index;
+} opal_mca_var_def_t;
+
+/* The number of entries of a table declared as an array. */
+#define OPAL_MCA_VAR_DEFS_COUNT(defs) (sizeof(defs) / sizeof((defs)[0]))
+
+/* Register the count variables of defs for component, in table order. Each entry is what
+ * opal_mca_var_register() (opal_mca_var_register_enum() for OPAL_MCA_VAR_ENUM) does with its
+ * name, help, type, storage and enum_values, then opal_mca_var_set_level() when level is not 0;
+ * same names, defaults, sources, messages as those calls.
+ * Returns HERD_SUCCESS when every entry registered; only then is each entry's index written to
+ * *index (when not NULL). Otherwise stops at the first entry that fails and returns its status,
+ * as the registration reports it: HERD_ERR_BAD_PARAM for a bad value from a source (the variable
+ * is registered with the value it keeps, but its level is not set) or for a mistake in the entry
+ * (missing name or storage, enum_values on another type, a level outside 0-9: reported as an
+ * internal error, the entry not registered), HERD_ERR_OUT_OF_RESOURCE, or HERD_ERROR before
+ * opal_mca_var_init(). The entries before it stay registered (a variable cannot be taken back)
+ * and their storage holds their values; the entries after it are not registered, their storage
+ * untouched. count 0 registers nothing and succeeds.
+ * A table registered again (a framework opened again) registers each name again: the same
+ * indices, the value shared (see opal_mca_var_register()), the level set again. */
+OPAL_EXPORT int opal_mca_var_register_table(const opal_mca_component_t *component,
+                                            const opal_mca_var_def_t *defs, size_t count);
+/* The same for framework-level variables, each named as opal_mca_var_register_framework() names
+ * it ("<fw>_<name>"; framework "" for top-level variables). Enums are allowed here too. */
+OPAL_EXPORT int opal_mca_var_register_framework_table(const char *framework,
+                                                      const opal_mca_var_def_t *defs, size_t count);
+
 /* Stop writing to the storage this component registered (string storage is set to NULL); the
  * variables stay known. Call before unloading a component's DSO: its storage goes with it. */
 OPAL_EXPORT void opal_mca_var_release_component(const opal_mca_component_t *component);

@@ -61,42 +61,40 @@ static int choose_module(uint32_t peer, ompi_proc_t **out);
 
 static int btl_base_register(void)
 {
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "base_yield_polls",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &btl_base.yield_polls,
+         .help = "Rounds of message progress in a row that find nothing before a waiting process "
+                 "yields its core (sched_yield). 0: automatic, 64 when this node runs more of the "
+                 "job's processes than it has CPUs, else 16384 (a yield delays a message arriving "
+                 "meanwhile)"},
+        {.name = "base_kernel_poll_interval",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &btl_base.kernel_poll_interval,
+         .help = "While a transport whose progress is a system call (tcp's poll) finds nothing, "
+                 "it is polled once every this many rounds of progress (1: every round); "
+                 "shared-memory transports are polled every round"},
+        {.name = "base_add_all",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &btl_base.add_all,
+         .help = "Add every process of the job to its transport when messaging starts, instead "
+                 "of each peer on its first message (the lazy add, the default). For comparison "
+                 "only: it costs memory, segments mapped and connections for every peer "
+                 "(contrib/bench/endpoints.sh)"},
+        {.name = "base_dso_path",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &ompi_btl_base_dso_path,
+         .help = "Folders (separated by ':') searched for the libraries of transports loaded "
+                 "from their own DSO (herd-btl-ofi.so, herd-btl-ucx.so); empty: the folders of "
+                 "the MCA component path"},
+    };
+
     btl_base.yield_polls = 0;
     btl_base.kernel_poll_interval = BTL_BASE_KERNEL_POLL_INTERVAL;
     btl_base.add_all = false;
     ompi_btl_base_dso_path = NULL;
-    int rc = opal_mca_var_register_framework(
-        "btl", "base_yield_polls",
-        "Rounds of message progress in a row that find nothing before a waiting process yields "
-        "its core (sched_yield). 0: automatic, 64 when this node runs more of the job's "
-        "processes than it has CPUs, else 16384 (a yield delays a message arriving meanwhile)",
-        OPAL_MCA_VAR_UNSIGNED, &btl_base.yield_polls);
-    if (rc >= 0) {
-        rc = opal_mca_var_register_framework(
-            "btl", "base_kernel_poll_interval",
-            "While a transport whose progress is a system call (tcp's poll) finds nothing, it "
-            "is polled once every this many rounds of progress (1: every round); shared-memory "
-            "transports are polled every round",
-            OPAL_MCA_VAR_UNSIGNED, &btl_base.kernel_poll_interval);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register_framework(
-            "btl", "base_add_all",
-            "Add every process of the job to its transport when messaging starts, instead of "
-            "each peer on its first message (the lazy add, the default). For comparison only: "
-            "it costs memory, segments mapped and connections for every peer "
-            "(contrib/bench/endpoints.sh)",
-            OPAL_MCA_VAR_BOOL, &btl_base.add_all);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register_framework(
-            "btl", "base_dso_path",
-            "Folders (separated by ':') searched for the libraries of transports loaded from their "
-            "own DSO (herd-btl-ofi.so, herd-btl-ucx.so); empty: the folders of the MCA component "
-            "path",
-            OPAL_MCA_VAR_STRING, &ompi_btl_base_dso_path);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_framework_table("btl", vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 /* How long a waiting process spins before yielding, decided once at open. */

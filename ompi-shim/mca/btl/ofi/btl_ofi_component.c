@@ -36,7 +36,44 @@ static int btl_ofi_front_init(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t d
 static int btl_ofi_register(const opal_mca_component_t *component)
 {
     btl_ofi_params_t *p = &btl_ofi_params;
-    int rc;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_ofi_params.priority,
+         .help = "Priority of the ofi transport (libfabric, any peer)"},
+        {.name = "provider",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &btl_ofi_params.providers,
+         .help = "Comma-separated libfabric providers with a reliable "
+                 "datagram endpoint, tried in order; the first that opens is "
+                 "used (every process must end up with the same one)"},
+        {.name = "frag_size",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &btl_ofi_params.frag_size,
+         .help = "Payload bytes per libfabric message: longer messages are "
+                 "sent in fragments of this size (the same in every process)"},
+        {.name = "recv_buffers",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_ofi_params.recv_buffers,
+         .help = "Receive buffers of frag_size bytes kept posted"},
+        {.name = "timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_ofi_params.timeout,
+         .help = "Seconds a peer may leave this process's messages "
+                 "unanswered before it is taken for gone (0: never), and "
+                 "that its RM-assigned endpoint may take to answer"},
+        {.name = "use_rm_endpoint",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &btl_ofi_params.use_rm,
+         .help = "Bind to the RM-assigned endpoint of the provider when the "
+                 "job has one (false: the provider's choice, published by the "
+                 "modex)"},
+        {.name = "max_message",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &btl_ofi_params.max_message,
+         .help = "Longest message accepted from a peer (bytes; a longer "
+                 "header is taken for garbage and dropped)"},
+    };
 
     /* storage holds the defaults on entry (a framework opened again registers again) */
     p->priority = BTL_OFI_DEFAULT_PRIORITY;
@@ -46,48 +83,7 @@ static int btl_ofi_register(const opal_mca_component_t *component)
     p->timeout = BTL_OFI_DEFAULT_TIMEOUT;
     p->use_rm = true;
     p->max_message = (size_t) 1 << 32;
-    rc = opal_mca_var_register(component, "priority",
-                               "Priority of the ofi transport (libfabric, any peer)",
-                               OPAL_MCA_VAR_INT, &p->priority);
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "provider",
-                                   "Comma-separated libfabric providers with a reliable "
-                                   "datagram endpoint, tried in order; the first that opens is "
-                                   "used (every process must end up with the same one)",
-                                   OPAL_MCA_VAR_STRING, (char **) &p->providers);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "frag_size",
-                                   "Payload bytes per libfabric message: longer messages are "
-                                   "sent in fragments of this size (the same in every process)",
-                                   OPAL_MCA_VAR_SIZE, &p->frag_size);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "recv_buffers",
-                                   "Receive buffers of frag_size bytes kept posted",
-                                   OPAL_MCA_VAR_INT, &p->recv_buffers);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "timeout",
-                                   "Seconds a peer may leave this process's messages "
-                                   "unanswered before it is taken for gone (0: never), and "
-                                   "that its RM-assigned endpoint may take to answer",
-                                   OPAL_MCA_VAR_INT, &p->timeout);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "use_rm_endpoint",
-                                   "Bind to the RM-assigned endpoint of the provider when the "
-                                   "job has one (false: the provider's choice, published by the "
-                                   "modex)",
-                                   OPAL_MCA_VAR_BOOL, &p->use_rm);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "max_message",
-                                   "Longest message accepted from a peer (bytes; a longer "
-                                   "header is taken for garbage and dropped)",
-                                   OPAL_MCA_VAR_SIZE, &p->max_message);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int btl_ofi_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -404,46 +404,44 @@ static const ompi_btl_module_t btl_sm_module = {
 
 static int btl_sm_register(const opal_mca_component_t *component)
 {
-    int rc;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_sm.priority,
+         .help = "Priority of the sm transport (shared-memory rings between the "
+                 "processes of a node)"},
+        {.name = "num_cells",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &btl_sm.num_cells,
+         .help = "Cells of each process's receive ring (a power of two): "
+                 "num_cells * cell_size bytes of /dev/shm per process"},
+        {.name = "cell_size",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &btl_sm.cell_size,
+         .help = "Bytes of a ring cell, 32 of them its header (a multiple of "
+                 "8, at least 64): a message up to cell_size - 32 bytes travels "
+                 "in one cell, a longer one in several"},
+        {.name = "num_fboxes",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &btl_sm.num_fboxes,
+         .help = "Fast boxes in each process's receive segment: the first this "
+                 "many peers that send to it get one (short messages in one "
+                 "or a few cache lines, no atomic operation); the others, and "
+                 "long messages, use the ring. 0: the ring only"},
+        {.name = "fbox_size",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &btl_sm.fbox_size,
+         .help = "Bytes of each fast box (a power of two, at least 256; 128 more "
+                 "for its control lines): messages up to fbox_size / 4 - 16 "
+                 "bytes go through it"},
+    };
 
     btl_sm.priority = BTL_SM_DEFAULT_PRIORITY;
     btl_sm.num_cells = BTL_SM_DEFAULT_CELLS;
     btl_sm.cell_size = BTL_SM_DEFAULT_CELL_SIZE;
     btl_sm.num_fboxes = BTL_SM_DEFAULT_FBOXES;
     btl_sm.fbox_size = BTL_SM_DEFAULT_FBOX_SIZE;
-    rc = opal_mca_var_register(component, "priority",
-                               "Priority of the sm transport (shared-memory rings between the "
-                               "processes of a node)",
-                               OPAL_MCA_VAR_INT, &btl_sm.priority);
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "num_cells",
-                                   "Cells of each process's receive ring (a power of two): "
-                                   "num_cells * cell_size bytes of /dev/shm per process",
-                                   OPAL_MCA_VAR_UNSIGNED, &btl_sm.num_cells);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "cell_size",
-                                   "Bytes of a ring cell, 32 of them its header (a multiple of "
-                                   "8, at least 64): a message up to cell_size - 32 bytes travels "
-                                   "in one cell, a longer one in several",
-                                   OPAL_MCA_VAR_SIZE, &btl_sm.cell_size);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "num_fboxes",
-                                   "Fast boxes in each process's receive segment: the first this "
-                                   "many peers that send to it get one (short messages in one "
-                                   "or a few cache lines, no atomic operation); the others, and "
-                                   "long messages, use the ring. 0: the ring only",
-                                   OPAL_MCA_VAR_UNSIGNED, &btl_sm.num_fboxes);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "fbox_size",
-                                   "Bytes of each fast box (a power of two, at least 256; 128 more "
-                                   "for its control lines): messages up to fbox_size / 4 - 16 "
-                                   "bytes go through it",
-                                   OPAL_MCA_VAR_SIZE, &btl_sm.fbox_size);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int btl_sm_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -948,35 +948,34 @@ static const ompi_btl_module_t btl_tcp_module = {
 
 static int btl_tcp_register(const opal_mca_component_t *component)
 {
-    int rc;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_tcp.priority,
+         .help = "Priority of the tcp transport (TCP sockets, any peer)"},
+        {.name = "connect_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_tcp.connect_timeout,
+         .help = "Seconds a connection to a peer may take (a peer not "
+                 "listening yet is tried again meanwhile)"},
+        {.name = "max_message",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &btl_tcp.max_message,
+         .help = "Longest message accepted from a peer (bytes; a longer "
+                 "header is taken for garbage and the connection closed)"},
+        {.name = "use_rm_endpoint",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &btl_tcp.use_rm,
+         .help = "Listen at the RM-assigned endpoint when the job has one "
+                 "(false: always a port of the kernel's choice, published by "
+                 "the modex)"},
+    };
 
     btl_tcp.priority = BTL_TCP_DEFAULT_PRIORITY;
     btl_tcp.connect_timeout = 60;
     btl_tcp.max_message = (size_t) 1 << 32;
     btl_tcp.use_rm = true;
-    rc = opal_mca_var_register(component, "priority",
-                               "Priority of the tcp transport (TCP sockets, any peer)",
-                               OPAL_MCA_VAR_INT, &btl_tcp.priority);
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "connect_timeout",
-                                   "Seconds a connection to a peer may take (a peer not "
-                                   "listening yet is tried again meanwhile)",
-                                   OPAL_MCA_VAR_INT, &btl_tcp.connect_timeout);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "max_message",
-                                   "Longest message accepted from a peer (bytes; a longer "
-                                   "header is taken for garbage and the connection closed)",
-                                   OPAL_MCA_VAR_SIZE, &btl_tcp.max_message);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "use_rm_endpoint",
-                                   "Listen at the RM-assigned endpoint when the job has one "
-                                   "(false: always a port of the kernel's choice, published by "
-                                   "the modex)",
-                                   OPAL_MCA_VAR_BOOL, &btl_tcp.use_rm);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int btl_tcp_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -37,7 +37,40 @@ static int btl_ucx_front_init(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t d
 
 static int btl_ucx_register(const opal_mca_component_t *component)
 {
-    int rc;
+    /* the tuning knobs are shown to tuners (herd-info --level 4), not to every user */
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_ucx_params.priority,
+         .help = "Priority of the ucx transport (UCX's UCP, any peer UCX reaches)"},
+        {.name = "tls",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &btl_ucx_params.tls,
+         .help = "UCX transports the ucx btl may use, given to UCX as UCX_TLS "
+                 "(tcp; posix,sysv,cma; ...: see ucx_info -d). Empty: UCX's "
+                 "own choice, or UCX_TLS from the environment"},
+        {.name = "eager_limit",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &btl_ucx_params.eager_limit,
+         .help = "Messages up to this many bytes go to UCX from the caller's "
+                 "buffer as eager messages; longer ones are copied first and "
+                 "UCX chooses the protocol (rendezvous), so herd_send never "
+                 "waits for the receiver to fetch them",
+         .level = 4},
+        {.name = "error_handling",
+         .type = OPAL_MCA_VAR_ENUM,
+         .storage = &btl_ucx_params.error_handling,
+         .help = "Whether UCX must report a peer that exits, so that sends to it fail instead of "
+                 "waiting: peer (always; UCX 1.13 then cannot use its shared-memory transports, "
+                 "which cannot), none (never), or auto (for peers on other nodes only)",
+         .enum_values = btl_ucx_error_values},
+        {.name = "close_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_ucx_params.close_timeout,
+         .help = "Seconds herd_finalize waits for UCX to flush and close its "
+                 "endpoints before it leaves them (a peer that hangs)",
+         .level = 4},
+    };
 
     /* storage holds the default on entry; a libherd opened twice keeps the old values */
     btl_ucx_params.version = BTL_UCX_PARAMS_VERSION;
@@ -45,43 +78,7 @@ static int btl_ucx_register(const opal_mca_component_t *component)
     btl_ucx_params.eager_limit = BTL_UCX_DEFAULT_EAGER_LIMIT;
     btl_ucx_params.close_timeout = BTL_UCX_DEFAULT_CLOSE_TIMEOUT;
     btl_ucx_params.error_handling = BTL_UCX_ERRORS_AUTO;
-    rc = opal_mca_var_register(component, "priority",
-                               "Priority of the ucx transport (UCX's UCP, any peer UCX reaches)",
-                               OPAL_MCA_VAR_INT, &btl_ucx_params.priority);
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "tls",
-                                   "UCX transports the ucx btl may use, given to UCX as UCX_TLS "
-                                   "(tcp; posix,sysv,cma; ...: see ucx_info -d). Empty: UCX's "
-                                   "own choice, or UCX_TLS from the environment",
-                                   OPAL_MCA_VAR_STRING, &btl_ucx_params.tls);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "eager_limit",
-                                   "Messages up to this many bytes go to UCX from the caller's "
-                                   "buffer as eager messages; longer ones are copied first and "
-                                   "UCX chooses the protocol (rendezvous), so herd_send never "
-                                   "waits for the receiver to fetch them",
-                                   OPAL_MCA_VAR_SIZE, &btl_ucx_params.eager_limit);
-    }
-    if (rc >= 0) {
-        opal_mca_var_set_level(rc, 4);
-        rc = opal_mca_var_register_enum(
-            component, "error_handling",
-            "Whether UCX must report a peer that exits, so that sends to it fail instead of "
-            "waiting: peer (always; UCX 1.13 then cannot use its shared-memory transports, which "
-            "cannot), none (never), or auto (for peers on other nodes only)",
-            btl_ucx_error_values, &btl_ucx_params.error_handling);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "close_timeout",
-                                   "Seconds herd_finalize waits for UCX to flush and close its "
-                                   "endpoints before it leaves them (a peer that hangs)",
-                                   OPAL_MCA_VAR_INT, &btl_ucx_params.close_timeout);
-    }
-    if (rc >= 0) {
-        opal_mca_var_set_level(rc, 4);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int btl_ucx_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -126,30 +126,27 @@ static const ompi_endpoint_module_t endpoint_dynamic_module = {
 
 static int endpoint_dynamic_register(const opal_mca_component_t *component)
 {
-    int index;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &endpoint_dynamic_state.priority,
+         .help = "Priority of the dynamic endpoint component (compile-time "
+                 "endpoint slots, plus slots components register at run time); "
+                 "the available component with the highest priority is used"},
+        {.name = "max_slots",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &endpoint_dynamic_state.max_slots,
+         .help = "Most run-time endpoint slots components may register (one per "
+                 "transport not known at configure time); a proc's table of "
+                 "them holds at most this many pointers",
+         .level = 4, /* a tuner's knob */
+         .index = &endpoint_dynamic_state.max_slots_index},
+    };
 
     /* a component that stays loaded (always, in libherd) still holds its previous values */
     endpoint_dynamic_state.priority = ENDPOINT_DYNAMIC_DEFAULT_PRIORITY;
-    index = opal_mca_var_register(component, "priority",
-                                  "Priority of the dynamic endpoint component (compile-time "
-                                  "endpoint slots, plus slots components register at run time); "
-                                  "the available component with the highest priority is used",
-                                  OPAL_MCA_VAR_INT, &endpoint_dynamic_state.priority);
-    if (index < 0) {
-        return index;
-    }
     endpoint_dynamic_state.max_slots = ENDPOINT_DYNAMIC_DEFAULT_MAX_SLOTS;
-    index = opal_mca_var_register(component, "max_slots",
-                                  "Most run-time endpoint slots components may register (one per "
-                                  "transport not known at configure time); a proc's table of "
-                                  "them holds at most this many pointers",
-                                  OPAL_MCA_VAR_INT, &endpoint_dynamic_state.max_slots);
-    if (index < 0) {
-        return index;
-    }
-    endpoint_dynamic_state.max_slots_index = index;
-    opal_mca_var_set_level(index, 4); /* a tuner's knob */
-    return HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int endpoint_dynamic_open(const opal_mca_component_t *component)

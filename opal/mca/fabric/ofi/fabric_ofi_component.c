@@ -78,65 +78,57 @@ static const opal_fabric_module_t fabric_ofi_module = {
 
 static int fabric_ofi_register(const opal_mca_component_t *component)
 {
-    int index;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fabric_ofi_state.priority,
+         .help = "Priority of the ofi fabric component: records are listed "
+                 "highest priority first"},
+        {.name = "provider_include",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &fabric_ofi_state.provider_include,
+         .help = "Comma-separated libfabric providers to report (e.g. "
+                 "tcp,verbs); a layered provider such as tcp;ofi_rxm matches "
+                 "any of its parts. Cannot be combined with "
+                 "fabric_ofi_provider_exclude",
+         .index = &fabric_ofi_state.provider_include_index},
+        {.name = "provider_exclude",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &fabric_ofi_state.provider_exclude,
+         .help = "Comma-separated libfabric providers to leave out (e.g. "
+                 "sockets,udp); a layered provider such as tcp;ofi_rxm is left "
+                 "out when any of its parts is listed. Cannot be combined with "
+                 "fabric_ofi_provider_include",
+         .index = &fabric_ofi_state.provider_exclude_index},
+        {.name = "assign",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &fabric_ofi_state.assign,
+         .help = "Comma-separated providers addressed by IP socket address "
+                 "(FI_SOCKADDR_IN/IN6) whose endpoints the session daemons "
+                 "assign in advance, so peers need no modex; empty: none"},
+        {.name = "port_base",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fabric_ofi_state.port_base,
+         .help = "First port of the range reserved on every node for "
+                 "RM-assigned endpoints of the providers in fabric_ofi_assign"},
+        {.name = "port_range",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fabric_ofi_state.port_range,
+         .help = "Ports in that range (0: never pre-assign). Split equally "
+                 "among the providers of fabric_ofi_assign and a node's "
+                 "dvm_session_slots jobs; a job with more processes on a node "
+                 "than its share uses the modex"},
+    };
 
     /* storage holds the default on entry, but a component that stays loaded still holds the
      * values of its previous registration */
     fabric_ofi_state.priority = FABRIC_OFI_DEFAULT_PRIORITY;
     fabric_ofi_state.provider_include = NULL;
     fabric_ofi_state.provider_exclude = NULL;
-    index = opal_mca_var_register(component, "priority",
-                                  "Priority of the ofi fabric component: records are listed "
-                                  "highest priority first",
-                                  OPAL_MCA_VAR_INT, &fabric_ofi_state.priority);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "provider_include",
-                                  "Comma-separated libfabric providers to report (e.g. "
-                                  "tcp,verbs); a layered provider such as tcp;ofi_rxm matches "
-                                  "any of its parts. Cannot be combined with "
-                                  "fabric_ofi_provider_exclude",
-                                  OPAL_MCA_VAR_STRING, &fabric_ofi_state.provider_include);
-    if (index < 0) {
-        return index;
-    }
-    fabric_ofi_state.provider_include_index = index;
-    index = opal_mca_var_register(component, "provider_exclude",
-                                  "Comma-separated libfabric providers to leave out (e.g. "
-                                  "sockets,udp); a layered provider such as tcp;ofi_rxm is left "
-                                  "out when any of its parts is listed. Cannot be combined with "
-                                  "fabric_ofi_provider_include",
-                                  OPAL_MCA_VAR_STRING, &fabric_ofi_state.provider_exclude);
-    if (index < 0) {
-        return index;
-    }
-    fabric_ofi_state.provider_exclude_index = index;
+    fabric_ofi_state.assign = FABRIC_OFI_DEFAULT_ASSIGN;
     fabric_ofi_state.port_base = FABRIC_OFI_DEFAULT_PORT_BASE;
     fabric_ofi_state.port_range = FABRIC_OFI_DEFAULT_PORT_RANGE;
-    fabric_ofi_state.assign = FABRIC_OFI_DEFAULT_ASSIGN;
-    index = opal_mca_var_register(component, "assign",
-                                  "Comma-separated providers addressed by IP socket address "
-                                  "(FI_SOCKADDR_IN/IN6) whose endpoints the session daemons "
-                                  "assign in advance, so peers need no modex; empty: none",
-                                  OPAL_MCA_VAR_STRING, &fabric_ofi_state.assign);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "port_base",
-                                  "First port of the range reserved on every node for "
-                                  "RM-assigned endpoints of the providers in fabric_ofi_assign",
-                                  OPAL_MCA_VAR_INT, &fabric_ofi_state.port_base);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "port_range",
-                                  "Ports in that range (0: never pre-assign). Split equally "
-                                  "among the providers of fabric_ofi_assign and a node's "
-                                  "dvm_session_slots jobs; a job with more processes on a node "
-                                  "than its share uses the modex",
-                                  OPAL_MCA_VAR_INT, &fabric_ofi_state.port_range);
-    return index < 0 ? index : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int fabric_ofi_open(const opal_mca_component_t *component)

@@ -70,54 +70,48 @@ static const opal_fabric_module_t fabric_tcp_module = {
 
 static int fabric_tcp_register(const opal_mca_component_t *component)
 {
-    int index;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fabric_tcp_state.priority,
+         .help = "Priority of the tcp fabric component: records are listed "
+                 "highest priority first"},
+        {.name = "if_include",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &fabric_tcp_state.if_include,
+         .help = "Comma-separated interfaces to report, by name (eth0) or "
+                 "subnet (10.0.0.0/8, fd00::/64); all others are left out. "
+                 "Cannot be combined with fabric_tcp_if_exclude",
+         .index = &fabric_tcp_state.if_include_index},
+        {.name = "if_exclude",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &fabric_tcp_state.if_exclude,
+         .help = "Comma-separated interfaces to leave out, by name (docker0) or "
+                 "subnet (172.17.0.0/16). Cannot be combined with "
+                 "fabric_tcp_if_include",
+         .index = &fabric_tcp_state.if_exclude_index},
+        {.name = "port_base",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fabric_tcp_state.port_base,
+         .help = "First TCP port of the range reserved on every node for "
+                 "RM-assigned endpoints: the session daemons give each process "
+                 "a port of it, so peers connect without a modex"},
+        {.name = "port_range",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &fabric_tcp_state.port_range,
+         .help = "Ports in that range (0: never pre-assign tcp endpoints). Each "
+                 "of a node's dvm_session_slots jobs gets an equal share; a job "
+                 "with more processes on a node than its share uses the modex"},
+    };
 
     /* storage holds the default on entry; a component that stays loaded (static build) still
      * holds the values of its previous registration */
     fabric_tcp_state.priority = FABRIC_TCP_DEFAULT_PRIORITY;
     fabric_tcp_state.if_include = NULL;
     fabric_tcp_state.if_exclude = NULL;
-    index = opal_mca_var_register(component, "priority",
-                                  "Priority of the tcp fabric component: records are listed "
-                                  "highest priority first",
-                                  OPAL_MCA_VAR_INT, &fabric_tcp_state.priority);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "if_include",
-                                  "Comma-separated interfaces to report, by name (eth0) or "
-                                  "subnet (10.0.0.0/8, fd00::/64); all others are left out. "
-                                  "Cannot be combined with fabric_tcp_if_exclude",
-                                  OPAL_MCA_VAR_STRING, &fabric_tcp_state.if_include);
-    if (index < 0) {
-        return index;
-    }
-    fabric_tcp_state.if_include_index = index;
-    index = opal_mca_var_register(component, "if_exclude",
-                                  "Comma-separated interfaces to leave out, by name (docker0) or "
-                                  "subnet (172.17.0.0/16). Cannot be combined with "
-                                  "fabric_tcp_if_include",
-                                  OPAL_MCA_VAR_STRING, &fabric_tcp_state.if_exclude);
-    if (index < 0) {
-        return index;
-    }
-    fabric_tcp_state.if_exclude_index = index;
     fabric_tcp_state.port_base = FABRIC_TCP_DEFAULT_PORT_BASE;
     fabric_tcp_state.port_range = FABRIC_TCP_DEFAULT_PORT_RANGE;
-    index = opal_mca_var_register(component, "port_base",
-                                  "First TCP port of the range reserved on every node for "
-                                  "RM-assigned endpoints: the session daemons give each process "
-                                  "a port of it, so peers connect without a modex",
-                                  OPAL_MCA_VAR_INT, &fabric_tcp_state.port_base);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "port_range",
-                                  "Ports in that range (0: never pre-assign tcp endpoints). Each "
-                                  "of a node's dvm_session_slots jobs gets an equal share; a job "
-                                  "with more processes on a node than its share uses the modex",
-                                  OPAL_MCA_VAR_INT, &fabric_tcp_state.port_range);
-    return index < 0 ? index : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static void fabric_tcp_free_filters(void)

@@ -50,39 +50,36 @@ static int check_size(const char *name, size_t value, size_t low)
 
 static int iof_base_register(void)
 {
-    int index;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "base_window",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &iof_base_vars.window,
+         .help = "Bytes of one process's stdout or stderr (or of the job's stdin) that may be on "
+                 "their way and not yet written out; a process writing faster than the reader "
+                 "blocks once this much (plus a partial line of up to iof_base_line_max) is "
+                 "pending, so no daemon's memory grows with the output"},
+        {.name = "base_line_max",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &iof_base_vars.line_max,
+         .help = "Longest partial line (bytes) a daemon holds back waiting for its newline, so "
+                 "that lines of different ranks are never mixed; a longer line is passed on in "
+                 "pieces"},
+        {.name = "base_pipe_size",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &iof_base_vars.pipe_size,
+         .help = "Capacity (bytes) asked for each process's stdout pipe, so that a process writes "
+                 "on while its output is forwarded (0: the system's default, 64 KiB); a daemon "
+                 "enlarges pipes up to 16 MiB in all, within the per-user pipe limit"},
+    };
+    int rc;
 
     iof_base_vars.window = IOF_BASE_DEFAULT_WINDOW;
     iof_base_vars.line_max = IOF_BASE_DEFAULT_LINE_MAX;
     iof_base_vars.pipe_size = IOF_BASE_DEFAULT_PIPE_SIZE;
-    index = opal_mca_var_register_framework(
-        "iof", "base_window",
-        "Bytes of one process's stdout or stderr (or of the job's stdin) that may be on their "
-        "way and not yet written out; a process writing faster than the reader blocks once this "
-        "much (plus a partial line of up to iof_base_line_max) is pending, so no daemon's "
-        "memory grows with the output",
-        OPAL_MCA_VAR_SIZE, &iof_base_vars.window);
-    if (index < 0) {
-        return index;
+    rc = opal_mca_var_register_framework_table("iof", vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
+    if (HERD_SUCCESS == rc) {
+        rc = check_size("iof_base_window", iof_base_vars.window, IOF_BASE_MIN_WINDOW);
     }
-    index = opal_mca_var_register_framework(
-        "iof", "base_line_max",
-        "Longest partial line (bytes) a daemon holds back waiting for its newline, so that "
-        "lines of different ranks are never mixed; a longer line is passed on in pieces",
-        OPAL_MCA_VAR_SIZE, &iof_base_vars.line_max);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register_framework(
-        "iof", "base_pipe_size",
-        "Capacity (bytes) asked for each process's stdout pipe, so that a process writes on "
-        "while its output is forwarded (0: the system's default, 64 KiB); a daemon enlarges "
-        "pipes up to 16 MiB in all, within the per-user pipe limit",
-        OPAL_MCA_VAR_SIZE, &iof_base_vars.pipe_size);
-    if (index < 0) {
-        return index;
-    }
-    int rc = check_size("iof_base_window", iof_base_vars.window, IOF_BASE_MIN_WINDOW);
     if (HERD_SUCCESS == rc) {
         rc = check_size("iof_base_line_max", iof_base_vars.line_max, IOF_BASE_MIN_LINE_MAX);
     }

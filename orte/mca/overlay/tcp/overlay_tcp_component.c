@@ -27,7 +27,41 @@ overlay_tcp_settings_t overlay_tcp_settings = {
 static int overlay_tcp_register(const opal_mca_component_t *component)
 {
     overlay_tcp_settings_t *s = &overlay_tcp_settings;
-    int index;
+    /* the tuning knobs are shown to tuners (herd-info --level 4), not to every user */
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &overlay_tcp_settings.priority,
+         .help = "Priority of the tcp overlay component (the highest available "
+                 "overlay component is used)"},
+        {.name = "max_message_size",
+         .type = OPAL_MCA_VAR_SIZE,
+         .storage = &overlay_tcp_settings.max_message_size,
+         .help = "Largest message payload a daemon sends or accepts, in bytes "
+                 "(k/m/g suffixes allowed). A neighbour that sends a larger one "
+                 "is disconnected: set the same value on every node",
+         .level = 4},
+        {.name = "handshake_timeout",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &overlay_tcp_settings.handshake_timeout,
+         .help = "Seconds a new connection may take to authenticate before it is "
+                 "dropped (at least 1)",
+         .level = 4},
+        {.name = "if_include",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &overlay_tcp_settings.if_include,
+         .help = "Comma-separated interfaces the daemons may listen on and "
+                 "advertise, by name (eth0) or subnet (10.0.0.0/8, fd00::/64). "
+                 "Cannot be combined with overlay_tcp_if_exclude",
+         .index = &overlay_tcp_settings.if_include_index},
+        {.name = "if_exclude",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &overlay_tcp_settings.if_exclude,
+         .help = "Comma-separated interfaces the daemons must not use, by name "
+                 "(docker0) or subnet (172.17.0.0/16). Cannot be combined with "
+                 "overlay_tcp_if_include",
+         .index = &overlay_tcp_settings.if_exclude_index},
+    };
 
     /* storage holds the default on entry; a component that stays loaded (static build) still
      * holds the values of its previous registration */
@@ -36,50 +70,7 @@ static int overlay_tcp_register(const opal_mca_component_t *component)
     s->handshake_timeout = OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT;
     s->if_include = NULL;
     s->if_exclude = NULL;
-    index = opal_mca_var_register(component, "priority",
-                                  "Priority of the tcp overlay component (the highest available "
-                                  "overlay component is used)",
-                                  OPAL_MCA_VAR_INT, &s->priority);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "max_message_size",
-                                  "Largest message payload a daemon sends or accepts, in bytes "
-                                  "(k/m/g suffixes allowed). A neighbour that sends a larger one "
-                                  "is disconnected: set the same value on every node",
-                                  OPAL_MCA_VAR_SIZE, &s->max_message_size);
-    if (index < 0) {
-        return index;
-    }
-    /* tuning knobs: shown to tuners (herd-info --level 4), not to every user */
-    opal_mca_var_set_level(index, 4);
-    index = opal_mca_var_register(component, "handshake_timeout",
-                                  "Seconds a new connection may take to authenticate before it is "
-                                  "dropped (at least 1)",
-                                  OPAL_MCA_VAR_UNSIGNED, &s->handshake_timeout);
-    if (index < 0) {
-        return index;
-    }
-    opal_mca_var_set_level(index, 4);
-    index = opal_mca_var_register(component, "if_include",
-                                  "Comma-separated interfaces the daemons may listen on and "
-                                  "advertise, by name (eth0) or subnet (10.0.0.0/8, fd00::/64). "
-                                  "Cannot be combined with overlay_tcp_if_exclude",
-                                  OPAL_MCA_VAR_STRING, &s->if_include);
-    if (index < 0) {
-        return index;
-    }
-    s->if_include_index = index;
-    index = opal_mca_var_register(component, "if_exclude",
-                                  "Comma-separated interfaces the daemons must not use, by name "
-                                  "(docker0) or subnet (172.17.0.0/16). Cannot be combined with "
-                                  "overlay_tcp_if_include",
-                                  OPAL_MCA_VAR_STRING, &s->if_exclude);
-    if (index < 0) {
-        return index;
-    }
-    s->if_exclude_index = index;
-    return HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int overlay_tcp_open(const opal_mca_component_t *component)

@@ -35,22 +35,26 @@ static struct {
 
 static int plm_slurm_register(const opal_mca_component_t *component)
 {
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &plm_slurm_state.priority,
+         .help = "Priority of the Slurm launcher"},
+        {.name = "srun",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &plm_slurm_state.srun,
+         .help = "The srun command to start daemons with"},
+        {.name = "args",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &plm_slurm_state.args,
+         .help = "Extra srun arguments, split at spaces (e.g. "
+                 "\"--partition=debug\")"},
+    };
+
     plm_slurm_state.priority = 5;
     plm_slurm_state.srun = "srun";
     plm_slurm_state.args = "";
-    int rc = opal_mca_var_register(component, "priority", "Priority of the Slurm launcher",
-                                   OPAL_MCA_VAR_INT, &plm_slurm_state.priority);
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "srun", "The srun command to start daemons with",
-                                   OPAL_MCA_VAR_STRING, &plm_slurm_state.srun);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "args",
-                                   "Extra srun arguments, split at spaces (e.g. "
-                                   "\"--partition=debug\")",
-                                   OPAL_MCA_VAR_STRING, &plm_slurm_state.args);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int plm_slurm_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -34,31 +34,33 @@ static struct {
 
 static int plm_ssh_register(const opal_mca_component_t *component)
 {
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &plm_ssh_state.priority,
+         .help = "Priority of the ssh launcher"},
+        {.name = "agent",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &plm_ssh_state.agent,
+         .help = "The remote shell client to start daemons with (e.g. ssh, "
+                 "or a wrapper script)"},
+        {.name = "args",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &plm_ssh_state.args,
+         .help = "Arguments given to the agent before the host name, split "
+                 "at spaces (e.g. \"-F /path/ssh_config\")"},
+        {.name = "remote_prefix",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &plm_ssh_state.remote_prefix,
+         .help = "Folder holding herdd on the remote nodes, when it differs "
+                 "from this node's (default: the same path as here)"},
+    };
+
     plm_ssh_state.priority = 5;
     plm_ssh_state.agent = "ssh";
     plm_ssh_state.args = "-x -o BatchMode=yes";
     plm_ssh_state.remote_prefix = "";
-    int rc = opal_mca_var_register(component, "priority", "Priority of the ssh launcher",
-                                   OPAL_MCA_VAR_INT, &plm_ssh_state.priority);
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "agent",
-                                   "The remote shell client to start daemons with (e.g. ssh, "
-                                   "or a wrapper script)",
-                                   OPAL_MCA_VAR_STRING, &plm_ssh_state.agent);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "args",
-                                   "Arguments given to the agent before the host name, split "
-                                   "at spaces (e.g. \"-F /path/ssh_config\")",
-                                   OPAL_MCA_VAR_STRING, &plm_ssh_state.args);
-    }
-    if (rc >= 0) {
-        rc = opal_mca_var_register(component, "remote_prefix",
-                                   "Folder holding herdd on the remote nodes, when it differs "
-                                   "from this node's (default: the same path as here)",
-                                   OPAL_MCA_VAR_STRING, &plm_ssh_state.remote_prefix);
-    }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int plm_ssh_query(const opal_mca_component_t *component, void **module, int *priority)

@@ -34,23 +34,21 @@ static struct {
 
 int orte_ras_base_register(void)
 {
-    int index;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "base_hostfile",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &ras_base_vars.hostfile,
+         .help = "Hostfile naming the nodes to run on, one per line: host [slots=N] [max_slots=M] "
+                 "(what --hostfile sets). A line without slots= gives its host one slot"},
+        {.name = "base_host",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &ras_base_vars.host_list,
+         .help = "Comma-separated hosts to run on, each with an optional slot count: a,b:4,c "
+                 "(what -H sets). With a hostfile as well, it picks hosts from the hostfile"},
+    };
 
     /* called when the framework registers, before its components (register_base) */
-    index = opal_mca_var_register_framework(
-        "ras", "base_hostfile",
-        "Hostfile naming the nodes to run on, one per line: host [slots=N] [max_slots=M] "
-        "(what --hostfile sets). A line without slots= gives its host one slot",
-        OPAL_MCA_VAR_STRING, &ras_base_vars.hostfile);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register_framework(
-        "ras", "base_host",
-        "Comma-separated hosts to run on, each with an optional slot count: a,b:4,c (what -H "
-        "sets). With a hostfile as well, it picks hosts from the hostfile",
-        OPAL_MCA_VAR_STRING, &ras_base_vars.host_list);
-    return index < 0 ? index : HERD_SUCCESS;
+    return opal_mca_var_register_framework_table("ras", vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static const char *ras_base_non_empty(const char *value)

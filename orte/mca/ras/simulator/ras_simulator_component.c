@@ -48,7 +48,30 @@ static const orte_ras_module_t ras_simulator_module = {
 
 static int ras_simulator_register(const opal_mca_component_t *component)
 {
-    int index;
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &ras_simulator_state.priority,
+         .help = "Priority of the simulator ras component, used when "
+                 "ras_simulator_num_nodes is above 0; the highest available "
+                 "component wins"},
+        {.name = "num_nodes",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &ras_simulator_state.num_nodes,
+         .help = "Number of virtual nodes to simulate on this host (sim0001, "
+                 "sim0002, ...); 0 does not simulate"},
+        {.name = "topology",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &ras_simulator_state.topology,
+         .help = "hwloc synthetic topology of each simulated node, e.g. "
+                 "\"pack:2 numa:2 core:4 pu:2\"; several separated by ';' are "
+                 "given to the nodes in turn, for a mix of node kinds"},
+        {.name = "slots",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &ras_simulator_state.slots,
+         .help = "Slots of each simulated node; 0 gives each node as many slots "
+                 "as its topology has cores"},
+    };
 
     /* storage holds the default on entry; a component that stays loaded (static build) still
      * holds the values of its previous registration */
@@ -56,37 +79,7 @@ static int ras_simulator_register(const opal_mca_component_t *component)
     ras_simulator_state.num_nodes = 0;
     ras_simulator_state.topology = (char *) RAS_SIMULATOR_DEFAULT_TOPOLOGY;
     ras_simulator_state.slots = 0;
-    index = opal_mca_var_register(component, "priority",
-                                  "Priority of the simulator ras component, used when "
-                                  "ras_simulator_num_nodes is above 0; the highest available "
-                                  "component wins",
-                                  OPAL_MCA_VAR_INT, &ras_simulator_state.priority);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "num_nodes",
-                                  "Number of virtual nodes to simulate on this host (sim0001, "
-                                  "sim0002, ...); 0 does not simulate",
-                                  OPAL_MCA_VAR_UNSIGNED, &ras_simulator_state.num_nodes);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "topology",
-                                  "hwloc synthetic topology of each simulated node, e.g. "
-                                  "\"pack:2 numa:2 core:4 pu:2\"; several separated by ';' are "
-                                  "given to the nodes in turn, for a mix of node kinds",
-                                  OPAL_MCA_VAR_STRING, &ras_simulator_state.topology);
-    if (index < 0) {
-        return index;
-    }
-    index = opal_mca_var_register(component, "slots",
-                                  "Slots of each simulated node; 0 gives each node as many slots "
-                                  "as its topology has cores",
-                                  OPAL_MCA_VAR_UNSIGNED, &ras_simulator_state.slots);
-    if (index < 0) {
-        return index;
-    }
-    return HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int ras_simulator_query(const opal_mca_component_t *component, void **module, int *priority)

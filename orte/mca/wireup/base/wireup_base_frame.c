@@ -34,31 +34,37 @@ static struct {
 /* The selected modules, in priority order (the framework's only state besides the list). */
 static const orte_wireup_module_t **wireup_modules;
 
-/* wireup_base_always alone: read before the framework (and its components) is loaded. */
+/* The framework's variables. The last one is also registered alone (wireup_base_register_always):
+ * it is read before the framework (and its components) is loaded. */
+static const opal_mca_var_def_t wireup_base_var_defs[] = {
+    {.name = "base_get_timeout",
+     .type = OPAL_MCA_VAR_INT,
+     .storage = &wireup_base_vars.get_timeout,
+     .help = "Seconds a process's get of a peer's key (herd_get, PMIx_Get) waits for the peer to "
+             "commit it before failing with an error naming the peer and the key"},
+    {.name = "base_always",
+     .type = OPAL_MCA_VAR_BOOL,
+     .storage = &wireup_base_vars.always,
+     .help = "Start the wireups on every node of every job. By default a node whose programs can "
+             "use none gets none (dynamically linked programs that need only the C runtime and "
+             "start no other program, such as /bin/true or hostname): that saves starting a PMIx "
+             "server"},
+};
+#define WIREUP_BASE_NUM_VARS OPAL_MCA_VAR_DEFS_COUNT(wireup_base_var_defs)
+
 static int wireup_base_register_always(void)
 {
     wireup_base_vars.always = false;
-    return opal_mca_var_register_framework(
-        "wireup", "base_always",
-        "Start the wireups on every node of every job. By default a node whose programs can use "
-        "none gets none (dynamically linked programs that need only the C runtime and start no "
-        "other program, such as /bin/true or hostname): that saves starting a PMIx server",
-        OPAL_MCA_VAR_BOOL, &wireup_base_vars.always);
+    return opal_mca_var_register_framework_table(
+        "wireup", &wireup_base_var_defs[WIREUP_BASE_NUM_VARS - 1], 1);
 }
 
 static int wireup_base_register(void)
 {
     wireup_base_vars.get_timeout = WIREUP_BASE_DEFAULT_GET_TIMEOUT;
-    int index = opal_mca_var_register_framework(
-        "wireup", "base_get_timeout",
-        "Seconds a process's get of a peer's key (herd_get, PMIx_Get) waits for the peer to "
-        "commit it before failing with an error naming the peer and the key",
-        OPAL_MCA_VAR_INT, &wireup_base_vars.get_timeout);
-    if (index < 0) {
-        return index;
-    }
-    index = wireup_base_register_always();
-    return index < 0 ? index : HERD_SUCCESS;
+    wireup_base_vars.always = false;
+    return opal_mca_var_register_framework_table("wireup", wireup_base_var_defs,
+                                                 WIREUP_BASE_NUM_VARS);
 }
 
 bool orte_wireup_base_always(int *output)

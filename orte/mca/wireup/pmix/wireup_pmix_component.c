@@ -746,23 +746,25 @@ static const orte_wireup_module_t wireup_pmix_module = {
 
 static int wireup_pmix_register(const opal_mca_component_t *component)
 {
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &wireup_pmix_component_state.priority,
+         .help = "Priority of the pmix wireup component (the session daemon "
+                 "as a PMIx server, for Open MPI and other PMIx clients)"},
+        {.name = "ompi_hints",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &wireup_pmix_component_state.ompi_hints,
+         .help = "Tell Open MPI programs what this node has: skip the MTL-based PML "
+                 "(OMPI_MCA_pml=^cm) where no InfiniPath, Omni-Path, Slingshot or RDMA device "
+                 "exists (its probe costs up to 0.2 s per process), and yield when idle where the "
+                 "node is oversubscribed. What the user set for pml, mtl or mpi_yield_when_idle "
+                 "is never overridden"},
+    };
+
     wireup_pmix_component_state.priority = WIREUP_PMIX_DEFAULT_PRIORITY;
-    int index = opal_mca_var_register(component, "priority",
-                                      "Priority of the pmix wireup component (the session daemon "
-                                      "as a PMIx server, for Open MPI and other PMIx clients)",
-                                      OPAL_MCA_VAR_INT, &wireup_pmix_component_state.priority);
-    if (index < 0) {
-        return index;
-    }
     wireup_pmix_component_state.ompi_hints = true;
-    index = opal_mca_var_register(
-        component, "ompi_hints",
-        "Tell Open MPI programs what this node has: skip the MTL-based PML (OMPI_MCA_pml=^cm) "
-        "where no InfiniPath, Omni-Path, Slingshot or RDMA device exists (its probe costs up to "
-        "0.2 s per process), and yield when idle where the node is oversubscribed. What the user "
-        "set for pml, mtl or mpi_yield_when_idle is never overridden",
-        OPAL_MCA_VAR_BOOL, &wireup_pmix_component_state.ompi_hints);
-    return index < 0 ? index : HERD_SUCCESS;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int wireup_pmix_query(const opal_mca_component_t *component, void **module, int *priority)
