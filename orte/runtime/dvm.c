@@ -26,56 +26,48 @@ static dvm_vars_t dvm_vars;
 static int register_vars(dvm_vars_t *vars)
 {
     vars->startup_timeout = 60;
-    int rc = opal_mca_var_register_framework(
-        "dvm", "startup_timeout",
-        "Seconds every daemon has to start and report its inventory before the DVM gives up "
-        "(herd-dvm --timeout sets it)",
-        OPAL_MCA_VAR_INT, &vars->startup_timeout);
-    if (rc < 0) {
-        return rc;
-    }
     vars->radix = 32;
-    rc = opal_mca_var_register_framework(
-        "dvm", "radix",
-        "Fan-out of the DVM's tree: how many daemons each daemon starts (ssh) and routes to",
-        OPAL_MCA_VAR_INT, &vars->radix);
-    if (rc < 0) {
-        return rc;
-    }
     vars->session_slots = 8;
-    rc = opal_mca_var_register_framework(
-        "dvm", "session_slots",
-        "Static session endpoints each daemon keeps: how many jobs can run at once on a node",
-        OPAL_MCA_VAR_INT, &vars->session_slots);
-    if (rc < 0) {
-        return rc;
-    }
     vars->fabric_inventory = "auto";
-    rc = opal_mca_var_register_framework(
-        "dvm", "fabric_inventory",
-        "Which daemons report their node's fabric inventory: all, none, or auto (real nodes "
-        "of a DVM do; simulated nodes share this host's and do not, nor does herdrun for a job "
-        "it runs on this host alone without daemons)",
-        OPAL_MCA_VAR_STRING, &vars->fabric_inventory);
-    if (rc < 0) {
-        return rc;
-    }
     vars->fabric_components = "all";
-    rc = opal_mca_var_register_framework(
-        "dvm", "fabric_components",
-        "Which fabric components a daemon reporting its fabric inventory asks: all (those the "
-        "fabric framework selects), or a comma-separated list; herdrun's own DVM asks tcp only "
-        "(enough for RM-assigned tcp endpoints, and cheap: no fabric library is loaded)",
-        OPAL_MCA_VAR_STRING, &vars->fabric_components);
-    if (rc < 0) {
-        return rc;
-    }
     vars->shutdown_grace_ms = 3000;
-    rc = opal_mca_var_register_framework(
-        "dvm", "shutdown_grace_ms",
-        "Milliseconds daemons get to exit after being told to stop before they are killed",
-        OPAL_MCA_VAR_INT, &vars->shutdown_grace_ms);
-    if (rc < 0) {
+    const opal_mca_var_def_t defs[] = {
+        {.name = "startup_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->startup_timeout,
+         .help = "Seconds every daemon has to start and report its inventory before the DVM "
+                 "gives up (herd-dvm --timeout sets it)"},
+        {.name = "radix",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->radix,
+         .help = "Fan-out of the DVM's tree: how many daemons each daemon starts (ssh) and "
+                 "routes to"},
+        {.name = "session_slots",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->session_slots,
+         .help = "Static session endpoints each daemon keeps: how many jobs can run at once on "
+                 "a node"},
+        {.name = "fabric_inventory",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &vars->fabric_inventory,
+         .help = "Which daemons report their node's fabric inventory: all, none, or auto (real "
+                 "nodes of a DVM do; simulated nodes share this host's and do not, nor does "
+                 "herdrun for a job it runs on this host alone without daemons)"},
+        {.name = "fabric_components",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &vars->fabric_components,
+         .help = "Which fabric components a daemon reporting its fabric inventory asks: all "
+                 "(those the fabric framework selects), or a comma-separated list; herdrun's own "
+                 "DVM asks tcp only (enough for RM-assigned tcp endpoints, and cheap: no fabric "
+                 "library is loaded)"},
+        {.name = "shutdown_grace_ms",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->shutdown_grace_ms,
+         .help = "Milliseconds daemons get to exit after being told to stop before they are "
+                 "killed"},
+    };
+    int rc = opal_mca_var_register_framework_table("dvm", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
+    if (HERD_SUCCESS != rc) {
         return rc;
     }
     vars->shutdown_grace = vars->shutdown_grace_ms / 1000.0;

@@ -17,25 +17,27 @@ static int launch_start_timeout = 60;
 
 int orte_launch_register_params(void)
 {
-    int rc = opal_mca_var_register_framework(
-        "herdrun", "direct",
-        "Run a job whose allocation is this host alone without starting a node daemon: "
-        "herdrun forks the job's session daemon itself (false: always start a DVM)",
-        OPAL_MCA_VAR_BOOL, &launch_direct);
-    if (rc < 0) {
-        return rc;
-    }
     launch_start_timeout = 60;
-    rc = opal_mca_var_register_framework(
-        "herdrun", "start_timeout",
-        "Seconds every session daemon of a job has to check in before herdrun gives up on the "
-        "job and stops it",
-        OPAL_MCA_VAR_INT, &launch_start_timeout);
-    if (rc >= 0 && launch_start_timeout < 1) {
+    const opal_mca_var_def_t defs[] = {
+        {.name = "direct",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &launch_direct,
+         .help = "Run a job whose allocation is this host alone without starting a node "
+                 "daemon: herdrun forks the job's session daemon itself (false: always start a "
+                 "DVM)"},
+        {.name = "start_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &launch_start_timeout,
+         .help = "Seconds every session daemon of a job has to check in before herdrun gives up "
+                 "on the job and stops it"},
+    };
+    int rc =
+        opal_mca_var_register_framework_table("herdrun", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
+    if (HERD_SUCCESS == rc && launch_start_timeout < 1) {
         opal_show_help(LAUNCH_HELP_FILE, "bad-start-timeout", false, launch_start_timeout);
         return HERD_ERR_BAD_PARAM;
     }
-    return rc < 0 ? rc : HERD_SUCCESS;
+    return rc;
 }
 
 int launch_params_start_timeout(void)
