@@ -31,8 +31,7 @@ int orte_launch_register_params(void)
          .help = "Seconds every session daemon of a job has to check in before herdrun gives up "
                  "on the job and stops it"},
     };
-    int rc =
-        opal_mca_var_register_framework_table("herdrun", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
+    int rc = opal_mca_var_register_framework_table("herdrun", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
     if (HERD_SUCCESS == rc && launch_start_timeout < 1) {
         opal_show_help(LAUNCH_HELP_FILE, "bad-start-timeout", false, launch_start_timeout);
         return HERD_ERR_BAD_PARAM;
