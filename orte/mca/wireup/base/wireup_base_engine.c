@@ -521,14 +521,9 @@ static void coll_done(int status, const orte_grpcomm_result_t *result, void *cbd
             if ((int64_t) i == ns->my_pos || 0 == result->blobs[i].len) {
                 continue;
             }
-            opal_buffer_t b;
-            opal_buffer_init(&b);
-            status = opal_buffer_load(&b, result->blobs[i].data, result->blobs[i].len);
-            if (HERD_SUCCESS == status) {
-                status =
-                    wireup_store_unpack(ns->store, &b, ORTE_WIREUP_MAX_KEY, ORTE_WIREUP_MAX_VALUE);
-            }
-            opal_buffer_destruct(&b);
+            status =
+                wireup_store_unpack_bytes(ns->store, result->blobs[i].data, result->blobs[i].len,
+                                          ORTE_WIREUP_MAX_KEY, ORTE_WIREUP_MAX_VALUE);
             if (HERD_SUCCESS != status) {
                 malformed(e, ns->daemons[i], "fence data");
             }
@@ -746,13 +741,8 @@ static void kv_request_done(orte_wireup_engine_t *e, dm_req_t *req, int status, 
     ns_t *ns = find_ns(e, req->nspace);
     char text[ORTE_WIREUP_MAX_KEY + 160];
     if (HERD_SUCCESS == status && NULL != ns) {
-        opal_buffer_t b;
-        opal_buffer_init(&b);
-        status = opal_buffer_load(&b, data, len);
-        if (HERD_SUCCESS == status) {
-            status = wireup_store_unpack(ns->store, &b, ORTE_WIREUP_MAX_KEY, ORTE_WIREUP_MAX_VALUE);
-        }
-        opal_buffer_destruct(&b);
+        status = wireup_store_unpack_bytes(ns->store, data, len, ORTE_WIREUP_MAX_KEY,
+                                           ORTE_WIREUP_MAX_VALUE);
         if (HERD_SUCCESS != status) {
             malformed(e, req->target, "direct modex answer");
             error = "the answer of the session daemon hosting the peer was malformed";
