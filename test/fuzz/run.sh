@@ -51,6 +51,11 @@ opal_util="$top/opal/util/show_help.c $top/opal/util/output.c $top/opal/util/arg
     $top/opal/util/error.c"
 ras_base="$top/orte/mca/ras/base"
 wireup_base="$top/orte/mca/wireup/base"
+# the wireup engine: dispatch and life cycle, then one file per service
+wireup_engine="$wireup_base/wireup_base_engine.c $wireup_base/wireup_base_complete.c
+    $wireup_base/wireup_base_kv.c $wireup_base/wireup_base_modex.c
+    $wireup_base/wireup_base_coll.c $wireup_base/wireup_base_fence.c
+    $wireup_base/wireup_base_names.c"
 grpcomm="$top/orte/mca/grpcomm"
 harness_sources() {
     case $1 in
@@ -70,7 +75,7 @@ harness_sources() {
             ;;
         wireup)
             echo "$top/opal/util/native_wire.c $top/orte/mca/wireup/pmi1/wireup_pmi1_wire.c" \
-                "$wireup_base/wireup_base_engine.c $wireup_base/wireup_base_store.c" \
+                "$wireup_engine $wireup_base/wireup_base_store.c" \
                 "$grpcomm/base/grpcomm_base_engine.c $grpcomm/base/grpcomm_base_wire.c" \
                 "$grpcomm/tree/grpcomm_tree_module.c $top/orte/util/radix.c" \
                 "$top/opal/event/event.c $top/opal/dss/buffer.c $opal_util"

@@ -9,12 +9,14 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
 #include "opal/util/argv.h"
+#include "opal/util/show_help.h"
 #include "orte/mca/wireup/wireup.h"
 
 #include "orte/mca/wireup/base/component-hints.h"
 #include "orte/mca/wireup/base/static-components.h"
 
 #define WIREUP_BASE_DEFAULT_GET_TIMEOUT 60 /* seconds */
+#define WIREUP_BASE_HELP_FILE           "help-wireup-base.txt"
 
 static int wireup_base_register(void);
 
@@ -93,10 +95,8 @@ int orte_wireup_base_open(void)
         return rc;
     }
     if (wireup_base_vars.get_timeout < 0) {
-        fprintf(stderr,
-                "herd: MCA variable wireup_base_get_timeout is %d; it must be 0 or more "
-                "seconds. Set it with --mca wireup_base_get_timeout SECONDS.\n",
-                wireup_base_vars.get_timeout);
+        opal_show_help(WIREUP_BASE_HELP_FILE, "bad-get-timeout", false,
+                       wireup_base_vars.get_timeout);
         opal_mca_framework_close(fw);
         return HERD_ERR_BAD_PARAM;
     }

@@ -47,8 +47,7 @@ static uint64_t hash_key(uint32_t owner, const char *key)
     /* the owner's bytes (least significant first), then the key's */
     const uint8_t bytes[4] = {(uint8_t) owner, (uint8_t) (owner >> 8), (uint8_t) (owner >> 16),
                               (uint8_t) (owner >> 24)};
-    return opal_hash_fnv1a_string(opal_hash_fnv1a(OPAL_HASH_FNV1A_INIT, bytes, sizeof(bytes)),
-                                  key);
+    return opal_hash_fnv1a_string(opal_hash_fnv1a(OPAL_HASH_FNV1A_INIT, bytes, sizeof(bytes)), key);
 }
 
 static uint64_t hash_owner(uint32_t owner)
@@ -370,6 +369,19 @@ int wireup_store_unpack(wireup_store_t *s, opal_buffer_t *b, uint32_t max_key, u
         free(key);
         free(data);
     }
+    return rc;
+}
+
+int wireup_store_unpack_bytes(wireup_store_t *s, const void *data, size_t len, uint32_t max_key,
+                              uint32_t max_value)
+{
+    opal_buffer_t b;
+    opal_buffer_init(&b);
+    int rc = opal_buffer_load(&b, data, len);
+    if (HERD_SUCCESS == rc) {
+        rc = wireup_store_unpack(s, &b, max_key, max_value);
+    }
+    opal_buffer_destruct(&b);
     return rc;
 }
 

@@ -42,6 +42,9 @@ int wireup_store_pack_since(const wireup_store_t *store, uint64_t since, opal_bu
  * stays), also for a key or value over max_key or max_value bytes. */
 int wireup_store_unpack(wireup_store_t *store, opal_buffer_t *buffer, uint32_t max_key,
                         uint32_t max_value);
+/* The same from received bytes (a fence's blob, a direct modex answer). */
+int wireup_store_unpack_bytes(wireup_store_t *store, const void *data, size_t len, uint32_t max_key,
+                              uint32_t max_value);
 
 /* Keys and owners held (for the engine's statistics). */
 size_t wireup_store_num_keys(const wireup_store_t *store);
