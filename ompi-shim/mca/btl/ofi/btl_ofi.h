@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 /* The layout of btl_ofi_params_t: the DSO refuses a front whose params it does not know. */
-#define BTL_OFI_PARAMS_VERSION 1u
+#define BTL_OFI_PARAMS_VERSION 2u
 
 typedef struct btl_ofi_params {
     uint32_t version;      /* BTL_OFI_PARAMS_VERSION */
@@ -31,6 +31,7 @@ typedef struct btl_ofi_params {
     int timeout;           /* btl_ofi_timeout: seconds a peer may leave our frames unanswered */
     bool use_rm;           /* btl_ofi_use_rm_endpoint */
     size_t max_message;    /* btl_ofi_max_message: longest message accepted from a peer */
+    int close_linger_ms;   /* btl_ofi_close_linger_ms: a datagram provider's last progress */
 } btl_ofi_params_t;
 
 #define BTL_OFI_MAGIC       0x4fu /* 'O' */

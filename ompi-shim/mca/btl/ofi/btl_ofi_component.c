@@ -12,10 +12,11 @@
 #define BTL_OFI_DEFAULT_PRIORITY 20
 /* Connected TCP under the reliable-datagram layer first; then the older sockets provider, and
  * UDP with its reliability layer. */
-#define BTL_OFI_DEFAULT_PROVIDERS    "tcp;ofi_rxm,sockets,udp;ofi_rxd"
-#define BTL_OFI_DEFAULT_FRAG_SIZE    65536
-#define BTL_OFI_DEFAULT_RECV_BUFFERS 16
-#define BTL_OFI_DEFAULT_TIMEOUT      60
+#define BTL_OFI_DEFAULT_PROVIDERS       "tcp;ofi_rxm,sockets,udp;ofi_rxd"
+#define BTL_OFI_DEFAULT_FRAG_SIZE       65536
+#define BTL_OFI_DEFAULT_RECV_BUFFERS    16
+#define BTL_OFI_DEFAULT_TIMEOUT         60
+#define BTL_OFI_DEFAULT_CLOSE_LINGER_MS 20
 
 static btl_ofi_params_t btl_ofi_params;
 
@@ -73,6 +74,13 @@ static int btl_ofi_register(const opal_mca_component_t *component)
          .storage = &btl_ofi_params.max_message,
          .help = "Longest message accepted from a peer (bytes; a longer "
                  "header is taken for garbage and dropped)"},
+        {.name = "close_linger_ms",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &btl_ofi_params.close_linger_ms,
+         .help = "Milliseconds a provider that makes a datagram endpoint reliable "
+                 "in software (ofi_rxd) keeps progressing at finalize before its "
+                 "endpoint closes, so that it acknowledges what peers sent last "
+                 "(0: close at once)"},
     };
 
     /* storage holds the defaults on entry (a framework opened again registers again) */
@@ -83,6 +91,7 @@ static int btl_ofi_register(const opal_mca_component_t *component)
     p->timeout = BTL_OFI_DEFAULT_TIMEOUT;
     p->use_rm = true;
     p->max_message = (size_t) 1 << 32;
+    p->close_linger_ms = BTL_OFI_DEFAULT_CLOSE_LINGER_MS;
     return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -115,6 +116,7 @@ static struct {
     ofi_frag_t *in_flight; /* every frame posted and not completed (freed at finalize) */
     ofi_frag_t *acks;      /* ACKs the provider could not take yet */
     size_t pending;        /* data frames queued or in flight to peers that have not failed */
+    size_t acks_pending;   /* ACKs queued or in flight: a peer waits for them */
     long long timeout_ms;
 } ofi;
 
@@ -656,7 +658,9 @@ static void send_ack(uint32_t asked, fi_addr_t to)
         ofi.acks = f;
     } else if (0 != rc) {
         free(f);
+        return;
     }
+    ofi.acks_pending++;
 }
 
 /* A hello: the sender's own address comes with it, so it is added from the message (no lookup
@@ -814,6 +818,8 @@ static void sent(ofi_frag_t *f)
         ep->since_ms = now_ms();
     } else if (OP_HELLO == f->kind && EP_HELLO == ep->state) {
         ep->hello = HELLO_SENT;
+    } else if (OP_ACK == f->kind) {
+        ofi.acks_pending--;
     }
     free(f);
 }
@@ -858,6 +864,8 @@ static void completion_error(void)
         /* refused: the peer has not opened its endpoint yet */
         ep->hello = HELLO_TO_POST;
         ep->retry_ms = now_ms() + OFI_RETRY_MS;
+    } else if (OP_ACK == kind) {
+        ofi.acks_pending--;
     }
     free(f);
 }
@@ -878,6 +886,7 @@ static int progress_active(void)
         }
         ofi.acks = next;
         if (0 != rc) {
+            ofi.acks_pending--;
             free(f);
         }
         events++;
@@ -985,7 +994,7 @@ static int btl_ofi_init(const ompi_btl_rte_t *rte, ompi_btl_deliver_fn_t deliver
     ofi.deliver = deliver;
     ofi.eps = ofi.active = NULL;
     ofi.in_flight = ofi.acks = NULL;
-    ofi.num_eps = ofi.pending = 0;
+    ofi.num_eps = ofi.pending = ofi.acks_pending = 0;
     ofi.timeout_ms = 1000LL * ofi.params->timeout;
     if (strlen(rte->jobid) > BTL_OFI_JOBID_MAX || 0 == ofi.params->frag_size ||
         ofi.params->recv_buffers < 1) {
@@ -1025,13 +1034,32 @@ static bool btl_ofi_reachable(uint32_t peer)
     return HERD_SUCCESS == ofi.rte->peer_node(peer, &node) && node == ofi.rte->my_node;
 }
 
+/* Data frames, and ACKs too: a peer whose hello this process answered waits for that answer
+ * before its frames count as delivered, so a process that closed with its ACK unsent left that
+ * peer waiting out btl_ofi_timeout. */
 static size_t btl_ofi_pending(void)
 {
-    return ofi.pending;
+    return ofi.pending + ofi.acks_pending;
+}
+
+/* A provider that makes a datagram endpoint reliable (ofi_rxd) acknowledges what arrived in a
+ * later round of its progress: an endpoint closed right after taking a peer's last frames can
+ * leave that peer resending them until btl_ofi_timeout. So it progresses a little longer. */
+static void linger(void)
+{
+    if (NULL == ofi.ep || ofi.params->close_linger_ms <= 0 || NULL == strstr(ofi.provider, "rxd")) {
+        return;
+    }
+    long long until = now_ms() + ofi.params->close_linger_ms;
+    while (now_ms() < until) {
+        fi_cq_read(ofi.cq, NULL, 0);
+        sched_yield();
+    }
 }
 
 static void btl_ofi_finalize(void)
 {
+    linger();
     /* the endpoint first: nothing completes after it, so every frame can be freed */
     if (NULL != ofi.ep) {
         fi_close(&ofi.ep->fid);
@@ -1056,7 +1084,7 @@ static void btl_ofi_finalize(void)
         free(ep);
     }
     ofi.active = NULL;
-    ofi.num_eps = ofi.pending = 0;
+    ofi.num_eps = ofi.pending = ofi.acks_pending = 0;
     close_endpoint();
 }
 
