@@ -118,7 +118,7 @@ typedef struct opal_mca_framework {
     size_t num_selected;
     /* Set before the framework is registered by a program that uses the framework but never
      * lists it (a daemon's fabric inventory): a DSO the selection leaves out is not even loaded,
-     * as loading one can cost more than everything else the program does (libfabric: 0.2 s).
+     * as loading one (libfabric) can cost more than everything else the program does.
      * Its variables then stay unknown to the program. */
     bool load_selected_only;
     /* Set before the framework is registered: the selection's default in this program (NULL:

@@ -86,7 +86,7 @@ static void restrict_to_binding(hwloc_topology_t topo)
 
 /* The first topology this process loaded, and the CPUs it was loaded under: a launch asks three
  * times (the allocation's slots, the inventory, the map), and each load after hwloc let go of its
- * last topology starts hwloc's plugins over (0.2 ms); a copy costs 0.01 ms. */
+ * last topology starts hwloc's plugins over, where a copy costs a twentieth of that. */
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
 static hwloc_topology_t loaded;
 static unsigned long long loaded_cpus;
@@ -157,7 +157,7 @@ static int load_uncached(hwloc_topology_t *topology, bool file_cache)
 void opal_topology_prepare(void)
 {
     /* hwloc_pci too: herd keeps no I/O objects (hwloc's default filter drops them), yet loading
-     * the plugin pulls in libpciaccess, libz and libudev, 0.5 ms of every launch here */
+     * the plugin pulls in libpciaccess, libz and libudev in every process */
     if (NULL == getenv("HWLOC_PLUGINS_BLACKLIST")) {
         setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml,hwloc_pci", 1);
         setenv(OPAL_TOPOLOGY_DEFAULT_MARK, "1", 1);

@@ -20,9 +20,10 @@ OPAL_EXPORT int opal_topology_load_local(hwloc_topology_t *topology);
 
 /* Keep hwloc from loading its GL, OpenCL, libxml2 and PCI plugins in herd's processes (a
  * launcher has no use for displays or OpenCL devices, hwloc's own XML parser reads what herd
- * writes, and herd keeps no I/O objects): they cost every process ~3.5 ms of dynamic loading. Sets HWLOC_PLUGINS_BLACKLIST
- * unless the user did, and then OPAL_TOPOLOGY_DEFAULT_MARK so that variable is not handed to
- * applications. Call before anything uses hwloc. */
+ * writes, and herd keeps no I/O objects): their dynamic loading was a large part of every
+ * process's start (docs/bench.md). Sets HWLOC_PLUGINS_BLACKLIST unless the user did, and then
+ * OPAL_TOPOLOGY_DEFAULT_MARK so that variable is not handed to applications. Call before anything
+ * uses hwloc. */
 #define OPAL_TOPOLOGY_DEFAULT_MARK "HERD_HWLOC_BLACKLIST_DEFAULT"
 OPAL_EXPORT void opal_topology_prepare(void);
 

@@ -144,7 +144,7 @@ int opal_mca_dl_close(void *handle)
 }
 
 /* What the folders read so far held: every framework's open lists the same folder again (eight
- * times in a launch, 0.1 ms each). A folder whose inode or modification time changed is read
+ * times in a launch). A folder whose inode or modification time changed is read
  * again. Kept for the life of the process. */
 typedef struct {
     char *folder;

@@ -96,7 +96,8 @@ int ompi_btl_base_dso_front_init(ompi_btl_module_t *front, const void *params,
     char path[4096], symbol[OPAL_MCA_MAX_NAME_LEN + 32], why[512] = "";
 
     /* Every process of the job on this node and sm started: sm reaches them all, faster, so
-     * loading libfabric or UCX (0.1-0.2 s, in every process) would buy nothing. Named in the
+     * loading libfabric or UCX (a large share of a process's start-up, in every process)
+     * would buy nothing. Named in the
      * selection, it is loaded all the same (a user comparing transports). */
     if (rte->local_size >= rte->job_size && ompi_btl_base_started("sm") &&
         !dso_named(front->name)) {

@@ -781,8 +781,7 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     /* The child shares our memory on a stack of its own. A fork would copy the page tables of a
      * daemon that maps libpmix, hwloc and the job database, then pay a copy-on-write fault for
      * every page either side touched next; its exec running on another core does not win that
-     * back (herdrun -n 64 /bin/true: 35 ms instead of 54 here; docs/odls.md has the price, in
-     * maximum RSS). The child writes nothing of ours and changes only what is its own: fds,
+     * back (docs/bench.md has the figures, docs/odls.md the price, in maximum RSS). The child writes nothing of ours and changes only what is its own: fds,
      * dispositions, mask, directory. Unless told to wait, we go on to the next process at once
      * (the child reads a copy of the plan, on a stack of its own, both freed once it has
      * exec'd): waiting would hold the daemon for as long as the child waits for a core. */

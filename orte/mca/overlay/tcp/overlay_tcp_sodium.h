@@ -1,6 +1,6 @@
 /* libsodium, loaded when the overlay first authenticates a connection rather than with the
  * component: a herdrun that runs its job on this node alone never does, and loading and
- * initialising libsodium was about 0.2 ms of its start. */
+ * initialising libsodium is a measurable part of its start (docs/bench.md). */
 #ifndef OVERLAY_TCP_SODIUM_H
 #define OVERLAY_TCP_SODIUM_H
 

@@ -127,9 +127,9 @@ void orte_rmaps_binding_line(const char *node_name, const orte_rmaps_proc_t *pro
 }
 
 /* The topologies this process loaded, by their description (XML or synthetic): a session
- * daemon forked by herdrun would parse the XML herdrun just parsed (0.1-0.2 ms), and a spawn
- * the one its job did; a copy costs 0.01 ms. A few descriptions at most: the nodes of a DVM
- * are usually alike. */
+ * daemon forked by herdrun would parse the XML herdrun just parsed, and a spawn the one its job
+ * did, where a copy costs a tenth of a parse or less. A few descriptions at most: the nodes of a
+ * DVM are usually alike. */
 #define TOPOLOGY_CACHE_SIZE 4
 
 static struct {

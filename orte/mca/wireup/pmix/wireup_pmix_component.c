@@ -187,7 +187,7 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
             ++i;
         }
     }
-    /* Given our topology, the library does not discover its own (20-30 ms against 1.5 ms). */
+    /* Given our topology, the library does not discover its own (more than ten times slower). */
     hwloc_topology_t topo = NULL;
     int rc = opal_topology_load_local(&topo);
     pmix_info_t info[4];
@@ -274,8 +274,8 @@ static void pmix_module_finalize(void *state)
 }
 
 /* The session daemon exits next: PMIx_server_deregister_nspace blocks until the server's
- * thread has cleaned up (0.7 ms a job here) and PMIx_server_finalize takes 0.4 ms more, for
- * memory the exit frees anyway and files in the wireup folder (PMIX_SERVER_TMPDIR), which the
+ * thread has cleaned up and PMIx_server_finalize takes longer still, for memory the exit frees
+ * anyway and files in the wireup folder (PMIX_SERVER_TMPDIR), which the
  * session removes. Upcalls still arriving answer with an error; state is never freed. */
 static void pmix_module_abandon(void *state)
 {
@@ -366,7 +366,7 @@ static int proc_data(wireup_pmix_state_t *st, const orte_wireup_nspace_t *ns, ui
 }
 
 /* Registering the local clients one at a time, blocking, waits for the library's thread once
- * per process (up to 1 ms each on a busy node): they are registered together, before any of
+ * per process (long on a busy node): they are registered together, before any of
  * them starts, and waited for once. */
 typedef struct register_batch {
     pthread_mutex_t lock;
@@ -641,7 +641,7 @@ static void pmix_module_del_nspace(void *state, const orte_wireup_nspace_t *ns)
 /* what Open MPI programs are told about the node */
 
 /* Open MPI 4.1 probes its MTL-based PML (cm) in every process even where no device exists, and
- * one of the libraries it loads (libinfinipath) sleeps about 0.2 s in that probe. Where the
+ * one of the libraries it loads (libinfinipath) sleeps in that probe. Where the
  * node has no such device cm can never be chosen, so skipping it changes nothing but the
  * start-up time. Like mpirun, processes of an oversubscribed node are told to yield when idle.
  * Nothing the user set (environment, -x, Open MPI's parameter files) is overridden. */
