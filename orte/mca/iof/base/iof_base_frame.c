@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "opal/mca/base/mca_var.h"
+#include "opal/util/show_help.h"
 #include "opal/mca/mca.h"
 #include "orte/mca/iof/iof.h"
 
@@ -39,10 +40,8 @@ static struct {
 static int check_size(const char *name, size_t value, size_t low)
 {
     if (value < low || value > IOF_BASE_MAX_SIZE) {
-        fprintf(stderr,
-                "herd: MCA variable %s is %zu bytes; it must be between %zu and %zu. Set it "
-                "with --mca %s BYTES or HERD_MCA_%s.\n",
-                name, value, low, IOF_BASE_MAX_SIZE, name, name);
+        opal_show_help("help-iof-base.txt", "bad-size", false, name, value, low,
+                       (size_t) IOF_BASE_MAX_SIZE, name, name);
         return HERD_ERR_BAD_PARAM;
     }
     return HERD_SUCCESS;
