@@ -1,5 +1,5 @@
 /* The launch wire formats: the job spec and launch message (orte/runtime/job.c), the process
- * record (session.c) and the node inventory (inventory.c), round trips and every kind of
+ * record (proc_record.c) and the node inventory (inventory.c), round trips and every kind of
  * malformed message rejected without a crash or a leak; and the mapper's input built from them
  * (jobmap.c). */
 #include "herd_config.h"
