@@ -72,8 +72,11 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
     orte_session_t *s = arg;
     orte_session_wireup_lost(s->wireup.modules, peer);
     if (peer == orte_radix_parent(s->vpid, s->launch->radix)) {
-        /* herdrun closed the job (or the route to it is gone): nothing left to do here */
-        if (HERD_SUCCESS != status) {
+        /* herdrun closed the job (or the route to it is gone): nothing left to do here. Once
+         * this node's part is over (DONE and EOF sent) the job ended well, however the
+         * connection closed: a goodbye can be lost to a reset when herdrun closes with our last
+         * messages still arriving, and a daemon that exits 1 then is taken for a failure. */
+        if (HERD_SUCCESS != status && !s->local.done_sent) {
             s->status = HERD_ERR_UNREACH;
         }
         stop_loop(s);
