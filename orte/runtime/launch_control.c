@@ -12,17 +12,61 @@
 #include "orte/runtime/launch_internal.h"
 #include "orte/runtime/session.h"
 
+/* The loss of a session daemon in herdrun's words (no word of its node's daemon came). */
+static void say_loss(launch_job_t *job)
+{
+    if (!job->state.loss.pending) {
+        return;
+    }
+    job->state.loss.pending = false;
+    if (NULL != job->state.loss_timer) {
+        opal_event_del(job->state.loss_timer);
+    }
+    opal_show_help(LAUNCH_HELP_FILE, "session-daemon-vanished", false, job->spec->jobid,
+                   launch_job_node_name(job, job->state.loss.candidate), job->state.loss.reason);
+}
+
 void launch_job_finish(launch_job_t *job)
 {
     if (job->state.finished) {
         return;
     }
+    say_loss(job);
     job->state.finished = true;
     opal_event_base_stop(job->base);
 }
 
+static void loss_cb(int fd, short what, void *arg)
+{
+    launch_job_t *job = arg;
+    say_loss(job);
+    launch_job_check_finished(job);
+}
+
+void launch_job_lost_daemon(launch_job_t *job, uint32_t candidate, const char *reason)
+{
+    launch_state_t *s = &job->state;
+    if (job->backend->forks_session || NULL == s->loss_timer) {
+        /* no node daemon will say why: herdrun's words now */
+        opal_show_help(LAUNCH_HELP_FILE, "session-daemon-vanished", false, job->spec->jobid,
+                       launch_job_node_name(job, candidate), reason);
+        return;
+    }
+    if (s->loss.pending) {
+        return; /* one at a time: the abort follows from the first */
+    }
+    s->loss.pending = true;
+    s->loss.candidate = candidate;
+    snprintf(s->loss.reason, sizeof(s->loss.reason), "%s", reason);
+    struct timeval second = {.tv_sec = 1, .tv_usec = 0};
+    opal_event_add(s->loss_timer, &second);
+}
+
 void launch_job_check_finished(launch_job_t *job)
 {
+    if (job->state.loss.pending) {
+        return; /* the node daemon's word on it first (or loss_cb, a second later) */
+    }
     if (job->daemons.num_eof + 1 >= job->daemons.size &&
         (job->report.received || job->state.start_failed) && NULL == job->spawns.ops) {
         /* every process exited: what is left in their pipes is the last of the output */
@@ -86,11 +130,21 @@ void launch_job_error_cb(const char *jobid, const char *node, const char *messag
     if (0 != strcmp(jobid, job->spec->jobid) && 0 != strcmp(jobid, "?")) {
         return;
     }
+    bool about_loss = job->state.loss.pending &&
+                      0 == strcmp(node, launch_job_node_name(job, job->state.loss.candidate));
+    if (about_loss) {
+        /* it says why the session daemon vanished: ours would say it twice */
+        job->state.loss.pending = false;
+        opal_event_del(job->state.loss_timer);
+    }
     if (0 == job->state.exit_status) {
         job->state.exit_status = 1;
     }
     job->state.start_failed = true;
     launch_job_abort(job, 0);
+    if (about_loss) {
+        launch_job_check_finished(job);
+    }
 }
 
 static void start_timeout_cb(int fd, short what, void *arg)
@@ -155,7 +209,9 @@ int launch_timers_start(launch_job_t *job)
         HERD_SUCCESS !=
             (rc = opal_event_timer_create(job->base, false, timeout_cb, job, &s->timeout_timer)) ||
         HERD_SUCCESS != (rc = opal_event_timer_create(job->base, false, start_timeout_cb, job,
-                                                      &s->start_timer))) {
+                                                      &s->start_timer)) ||
+        HERD_SUCCESS !=
+            (rc = opal_event_timer_create(job->base, false, loss_cb, job, &s->loss_timer))) {
         return rc;
     }
     arm(s->start_timer, (double) launch_params_start_timeout());
@@ -168,7 +224,8 @@ int launch_timers_start(launch_job_t *job)
 void launch_timers_free(launch_job_t *job)
 {
     opal_event_t **timers[] = {&job->state.deadline_timer, &job->state.grace_timer,
-                               &job->state.timeout_timer, &job->state.start_timer};
+                               &job->state.timeout_timer, &job->state.start_timer,
+                               &job->state.loss_timer};
     for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); ++i) {
         if (NULL != *timers[i]) {
             opal_event_free(*timers[i]);

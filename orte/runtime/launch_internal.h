@@ -146,6 +146,14 @@ typedef struct launch_state {
     opal_event_t *grace_timer;    /* after a forwarded signal: then kill */
     opal_event_t *deadline_timer; /* after an abort: stop waiting for the daemons */
     opal_event_t *start_timer;    /* until every session daemon has checked in */
+    /* A session daemon that vanished is said once: by its node's daemon, which knows why (a job
+     * error naming that node), or here, when none has come a second later or at the end. */
+    struct {
+        bool pending;
+        uint32_t candidate;
+        char reason[256];
+    } loss;
+    opal_event_t *loss_timer;
 } launch_state_t;
 
 /* The shepherd's report at the job's end: its status and every process's record, by rank
@@ -203,6 +211,8 @@ void launch_job_abort(launch_job_t *job, int grace_ms);
 void launch_job_arm_deadline(launch_job_t *job, int grace_ms);
 void launch_job_signal_cb(int signo, void *arg);
 void launch_job_error_cb(const char *jobid, const char *node, const char *message, void *arg);
+/* The session daemon on candidate vanished (reason: the overlay's words): said once. */
+void launch_job_lost_daemon(launch_job_t *job, uint32_t candidate, const char *reason);
 /* Every timer of the job, and the start timer and --timeout armed. */
 int launch_timers_start(launch_job_t *job);
 void launch_timers_free(launch_job_t *job);

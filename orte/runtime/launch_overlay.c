@@ -156,9 +156,7 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
          * first loss was reported and this one follows from it (an abort written to a session
          * daemon that is leaving fails with a broken pipe) */
         if (HERD_SUCCESS != status && !job->state.aborting) {
-            opal_show_help(LAUNCH_HELP_FILE, "session-daemon-vanished", false, job->spec->jobid,
-                           launch_job_node_name(job, job->plan.launch.participants[peer - 1]),
-                           reason);
+            launch_job_lost_daemon(job, job->plan.launch.participants[peer - 1], reason);
         }
         if (0 == job->state.exit_status) {
             job->state.exit_status = 1;
