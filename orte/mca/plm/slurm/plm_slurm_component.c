@@ -1,12 +1,15 @@
 /* plm slurm: start every daemon with one srun step inside the job's allocation, so Slurm knows
  * and accounts for them, and kills the step when one daemon fails (--kill-on-bad-exit). srun
  * starts them all at once, so daemons connect straight to the root (flat wireup) and take their
- * rank from SLURM_PROCID. */
+ * rank from SLURM_PROCID. The step shares the allocation (--overlap, Slurm 20.11 and later): a
+ * persistent DVM must not hold the CPUs that the allocation's other steps (srun beside it) need,
+ * and its daemons are not bound (--cpu-bind=none): they bind the jobs' processes themselves. */
 #include "herd_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +32,9 @@ static const orte_plm_module_t plm_slurm_module = {
 
 static struct {
     int priority;
-    char *srun;      /* plm_slurm_srun */
-    char *args;      /* plm_slurm_args */
+    char *srun;    /* plm_slurm_srun */
+    char *args;    /* plm_slurm_args */
+    char *overlap; /* plm_slurm_overlap: auto, yes or no */
 } plm_slurm_state;
 
 static int plm_slurm_register(const opal_mca_component_t *component)
@@ -49,11 +53,18 @@ static int plm_slurm_register(const opal_mca_component_t *component)
          .storage = &plm_slurm_state.args,
          .help = "Extra srun arguments, split at spaces (e.g. "
                  "\"--partition=debug\")"},
+        {.name = "overlap",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &plm_slurm_state.overlap,
+         .help = "Start the daemons' step with --overlap, so that it holds no CPU the "
+                 "allocation's other steps need: yes, no, or auto (when srun is Slurm 20.11 "
+                 "or later)"},
     };
 
     plm_slurm_state.priority = 5;
     plm_slurm_state.srun = "srun";
     plm_slurm_state.args = "";
+    plm_slurm_state.overlap = "auto";
     return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
@@ -62,6 +73,28 @@ static int plm_slurm_query(const opal_mca_component_t *component, void **module,
     *module = (void *) &plm_slurm_module;
     *priority = plm_slurm_state.priority;
     return HERD_SUCCESS;
+}
+
+/* Whether srun knows --overlap (Slurm 20.11 and later): srun --version says "slurm 22.05.8"
+ * (Debian's: "slurm-wlm 22.05.8"). */
+static bool srun_has_overlap(void)
+{
+    if (0 == strcmp(plm_slurm_state.overlap, "yes")) {
+        return true;
+    }
+    if (0 != strcmp(plm_slurm_state.overlap, "auto")) {
+        return false;
+    }
+    char command[512];
+    snprintf(command, sizeof(command), "%s --version 2>/dev/null", plm_slurm_state.srun);
+    FILE *p = popen(command, "r");
+    if (NULL == p) {
+        return false;
+    }
+    int major = 0, minor = 0;
+    int got = fscanf(p, "%*s %d.%d", &major, &minor);
+    pclose(p);
+    return 2 == got && (major > 20 || (20 == major && minor >= 11));
 }
 
 /* srun --nodes=N --ntasks=N --ntasks-per-node=1 --nodelist=a,b --kill-on-bad-exit=1 ... herdd */
@@ -85,7 +118,10 @@ static char **srun_argv(orte_plm_daemon_t *daemons, size_t num_daemons, const ch
     snprintf(option, sizeof(option), "--ntasks=%zu", num_daemons);
     rc = (HERD_SUCCESS == rc) ? opal_argv_append(&argv, option) : rc;
     const char *fixed[] = {"--ntasks-per-node=1", "--kill-on-bad-exit=1", "--quiet",
-                           "--input=none", "--nodelist"};
+                           "--input=none", "--cpu-bind=none", "--nodelist"};
+    if (HERD_SUCCESS == rc && srun_has_overlap()) {
+        rc = opal_argv_append(&argv, "--overlap");
+    }
     for (size_t i = 0; HERD_SUCCESS == rc && i < sizeof(fixed) / sizeof(fixed[0]); ++i) {
         rc = opal_argv_append(&argv, fixed[i]);
     }
