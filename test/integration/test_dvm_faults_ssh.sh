@@ -1,0 +1,69 @@
+#!/bin/sh
+# A persistent DVM over ssh on four test hosts, as a site runs one: many jobs in a row, each
+# ending well and said to have ended well (no session daemon taken for failed once its job is
+# over), and a killed session daemon said once. Needs root; the hosts are made here and torn
+# down on every exit.
+. "$(dirname "$0")/lib.sh"
+
+need_testhosts up.sh
+testhosts_up 4
+SSH_ARGS="-F $HOSTS/ssh_config"
+no_herdd() { [ -z "$(herdd_pids)" ]; }
+# on_n1 CMD...: run a command on test host n1, tagged (output to $OUT/$ERR, status in $rc)
+on_n1() {
+    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$@" </dev/null >"$OUT" 2>"$ERR"
+    rc=$?
+}
+
+# The DVM's own stderr stays open in the daemon: what it says later lands in dvm.log.
+on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herd-dvm/herd-dvm" -H n1,n2,n3,n4 \
+    --mca plm_ssh_args "$SSH_ARGS" --daemonize --report-uri "$WORK/dvm.uri" --timeout 60 \
+    </dev/null >"$WORK/dvm.log" 2>&1
+rc=$?
+expect_rc "a persistent DVM on four hosts over ssh" 0
+
+# 100 jobs in a row, each printing a line per rank: every one ends well, none is said to fail.
+bad=0
+quiet=0
+for i in $(seq 1 100); do
+    on_n1 "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" -n 8 --map-by node \
+        --oversubscribe sh -c 'echo "job line $HERD_RANK"'
+    [ "$rc" -eq 0 ] && [ "$(grep -c '^job line [0-7]$' "$OUT")" -eq 8 ] || bad=$((bad + 1))
+    [ -s "$ERR" ] && quiet=$((quiet + 1))
+done
+expect_eq "100 jobs in a row: every one exits 0 with all 8 lines" "$bad" 0
+expect_eq "100 jobs in a row: not one says anything on stderr" "$quiet" 0
+expect_eq "100 jobs in a row: the DVM says nothing but its ready line" \
+    "$(grep -vc '^DVM ready' "$WORK/dvm.log")" 0
+
+# A session daemon killed with -9: said once (by its node daemon, which knows why), the job
+# fails, the DVM goes on.
+on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" \
+    -n 4 --map-by node sleep 30 </dev/null >"$OUT" 2>"$ERR" &
+run_pid=$!
+session_of_n3() {
+    for p in $(ip netns pids "${TESTHOSTS_NS}3"); do
+        case $(ps -o args= -p "$p" 2>/dev/null) in "herdd --session"*) echo "$p" ;; esac
+    done
+}
+has_session() { [ -n "$(session_of_n3)" ]; }
+if wait_for 20 has_session; then
+    kill -9 $(session_of_n3)
+    herdrun_wait 20
+    expect_fail "a killed session daemon: the job fails"
+    expect_eq "a killed session daemon: said once" \
+        "$(grep -cE 'session daemon on node n3' "$ERR")" 1
+    expect_err "a killed session daemon: with the signal" "was killed by signal 9"
+else
+    fail "a session daemon on n3 starts"
+    kill "$run_pid" 2>/dev/null
+    herdrun_wait 10
+fi
+on_n1 "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" -n 4 --map-by node hostname
+expect_rc "after it, a job runs on the same DVM" 0
+
+on_n1 "$HERD_BIN/herd-dvm/herd-dvm" --shutdown --dvm-uri "$WORK/dvm.uri"
+expect_rc "--shutdown stops it" 0
+wait_for 10 no_herdd
+expect_eq "no daemon left on any host" "$(herdd_pids)" ""
+finish
