@@ -259,8 +259,12 @@ run_named() {
             return 2
         fi
     done
-    make -C _build >/dev/null || return 1
-    make -C _build/test/programs check >/dev/null || return 1
+    if ! make -C _build >"$LOGS/build.log" 2>&1 ||
+        ! make -C _build/test/programs check >>"$LOGS/build.log" 2>&1; then
+        grep -E -B2 -A6 'error|Error' "$LOGS/build.log" | tail -n 40
+        echo "run-tests.sh: the build failed ($LOGS/build.log)"
+        return 1
+    fi
     rc=0
     rm -f _build/test/unit/*/*.trs _build/test/integration/*.trs
     if [ -n "$unit" ]; then

@@ -9,7 +9,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_grpcomm_INTERFACE_VERSION 1u
+#define OPAL_MCA_grpcomm_INTERFACE_VERSION 2u
 
 /* The transport tags grpcomm sends with; the transport hands every message carrying one of them
  * to the module's deliver(). One tag per message type (docs/grpcomm.md has the formats). */
@@ -114,6 +114,11 @@ struct orte_grpcomm_module {
      * HERD_ERR_BAD_PARAM when status is not an error. */
     int (*abort_all)(orte_grpcomm_t *instance, int status);
 
+    /* Daemon vpid (not this one) is gone for good: broadcasts go around it from now on (its
+     * parent in the broadcast tree sends to its children), and a broadcast may come from any
+     * ancestor. A barrier or an allgather started after a loss fails with HERD_ERR_UNREACH
+     * (they count every daemon in). */
+    int (*lost)(orte_grpcomm_t *instance, orte_vpid_t vpid);
     /* The communication rounds op takes among num_daemons daemons: the longest chain of
      * messages each of which is sent only after the previous one arrived. *rounds set only
      * on success. */

@@ -11,7 +11,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_overlay_INTERFACE_VERSION 1u
+#define OPAL_MCA_overlay_INTERFACE_VERSION 2u
 
 /* The DVM secret every daemon is given (never on a command line). */
 #define ORTE_OVERLAY_SECRET_BYTES 32u
@@ -102,6 +102,16 @@ struct orte_overlay_module {
                          void *arg);
     void (*set_lost_callback)(orte_overlay_t *overlay, orte_overlay_lost_cb_t cb, void *arg);
     void (*get_stats)(const orte_overlay_t *overlay, orte_overlay_stats_t *stats);
+    /* Node loss, for a DVM that outlives its faults (docs/overlay.md, "Routing around a lost
+     * daemon"). The caller decided daemon vpid (not the parent) is down: its connection closes
+     * without a callback, what was queued for it is dropped, and messages to its subtree go to
+     * the first live daemon below it, which connects here as an adopted child. May be NULL in a
+     * component that cannot. */
+    int (*route_around)(orte_overlay_t *overlay, orte_vpid_t vpid);
+    /* The parent is lost: connect to ancestor (one of this daemon's ancestors in the radix tree)
+     * instead, which adopts this daemon; the daemons between are taken for down. Failures reach
+     * the lost callback, as for connect_parent; what is sent meanwhile waits for the link. */
+    int (*connect_ancestor)(orte_overlay_t *overlay, orte_vpid_t ancestor, const char *uri);
     /* Tell neighbours goodbye (best effort, without blocking), close every socket, free all.
      * No lost callback runs. From inside a callback the endpoint is released once the callback
      * returns. */

@@ -1542,7 +1542,58 @@ static void test_selection(void **state)
         test("bruck");                                                                             \
     }
 
+/* Daemons lost: every other daemon tells its instance; broadcasts from the root still reach
+ * every live daemon (a lost daemon's parent sends to its children), nothing goes to a lost one,
+ * and a barrier fails at once with HERD_ERR_UNREACH instead of waiting for the lost. */
+static void test_lost(const char *name)
+{
+    const orte_grpcomm_module_t *module = open_component(name);
+    const uint32_t n = 13;
+    const orte_vpid_t lost[] = {1, 6};
+    net_t *net = net_create(module, n, 3, 7);
+    net->capture = calloc(1, sizeof(*net->capture));
+    assert_non_null(net->capture);
+    for (orte_vpid_t v = 0; v < n; v++) {
+        for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++) {
+            if (v != lost[i]) {
+                assert_int_equal(module->lost(net->inst[v], lost[i]), HERD_SUCCESS);
+            }
+        }
+    }
+    assert_int_equal(module->lost(net->inst[0], 0), HERD_ERR_BAD_PARAM); /* not itself */
+    assert_int_equal(module->lost(net->inst[0], n), HERD_ERR_BAD_PARAM);
+    for (uint32_t id = 1; id <= 3; id++) {
+        coll_t *coll = coll_new(net, id, ORTE_GRPCOMM_OP_XCAST);
+        coll_start(coll, 0);
+        for (orte_vpid_t v = 2; v < n; v++) {
+            if (6 != v) {
+                coll_start(coll, v);
+            }
+        }
+        net_run_random(net);
+        assert_int_equal(coll->completed, n - 2);
+        assert_int_equal(coll->failed, 0);
+        assert_int_equal(coll->slots[1].calls, 0);
+        assert_int_equal(coll->slots[6].calls, 0);
+        coll_free(coll);
+    }
+    for (size_t i = 0; i < net->capture->count; i++) {
+        assert_true(1 != net->capture->items[i].dst && 6 != net->capture->items[i].dst);
+    }
+    coll_t *barrier = coll_new(net, 9, ORTE_GRPCOMM_OP_BARRIER);
+    coll_start(barrier, 0);
+    coll_start(barrier, 2);
+    assert_int_equal(barrier->failed, 2);
+    assert_int_equal(barrier->slots[0].status, HERD_ERR_UNREACH);
+    coll_free(barrier);
+    packet_list_free(net->capture);
+    free(net->capture);
+    net->capture = NULL;
+    net_destroy(net);
+}
+
 BOTH_COMPONENTS(test_xcast)
+BOTH_COMPONENTS(test_lost)
 BOTH_COMPONENTS(test_barrier)
 BOTH_COMPONENTS(test_allgather)
 BOTH_COMPONENTS(test_overlapping)
@@ -1565,6 +1616,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
         BOTH_TESTS(test_rounds),
         BOTH_TESTS(test_xcast),
+        BOTH_TESTS(test_lost),
         BOTH_TESTS(test_barrier),
         BOTH_TESTS(test_allgather),
         BOTH_TESTS(test_overlapping),

@@ -2015,6 +2015,106 @@ static bool node_lost_count(void *arg)
     return wait->node->num_lost >= wait->count;
 }
 
+typedef struct {
+    node_t **nodes;
+    const orte_vpid_t *vpids;
+    size_t count;
+    size_t expected;
+} some_wait_t;
+
+static bool some_got(void *arg)
+{
+    some_wait_t *wait = arg;
+    for (size_t i = 0; i < wait->count; i++) {
+        if (wait->nodes[wait->vpids[i]]->num_got < wait->expected) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* 13 daemons, radix 3; daemon 1 (children 4, 5, 6) dies. The root routes around it, 4 and 6
+ * connect to the root as adopted children, 5 only later (messages for it wait); a stranger
+ * claiming to be below a live child is still refused. Messages then flow between every pair of
+ * live daemons, through the adopted links, and nothing goes to the dead one. */
+static void test_route_around_lost(void **state)
+{
+    const uint32_t n = 13, radix = 3;
+    node_t *nodes[13];
+    node_t *live[13];
+    orte_vpid_t live_vpids[13];
+    size_t num_live = 0;
+    tree_wait_t wait = {.nodes = nodes, .n = n, .expected = radix};
+
+    for (uint32_t v = 0; v < n; v++) {
+        nodes[v] = node_new(v, n, radix);
+    }
+    for (uint32_t v = 1; v < n; v++) {
+        assert_int_equal(
+            module->connect_parent(nodes[v]->overlay, nodes[orte_radix_parent(v, radix)]->uri),
+            HERD_SUCCESS);
+    }
+    run_until(nodes, n, tree_all_up, &wait, "every daemon to connect");
+    node_free(nodes[1]); /* killed: its sockets close */
+    nodes[1] = NULL;
+    for (uint32_t v = 0; v < n; v++) {
+        if (NULL != nodes[v]) {
+            live[num_live] = nodes[v];
+            live_vpids[num_live++] = v;
+        }
+    }
+    got_wait_t lost = {.node = nodes[4], .count = 1};
+    run_until(live, num_live, node_lost_count, &lost, "daemon 4 to lose its parent");
+    lost.node = nodes[0];
+    run_until(live, num_live, node_lost_count, &lost, "the root to lose daemon 1");
+    assert_int_equal(nodes[0]->lost[0].peer, 1);
+    /* the DVM decides: route around it */
+    assert_int_equal(module->route_around(nodes[0]->overlay, 1), HERD_SUCCESS);
+    assert_int_equal(module->route_around(nodes[0]->overlay, 0), HERD_ERR_BAD_PARAM);
+    assert_int_equal(module->connect_ancestor(nodes[4]->overlay, 0, nodes[0]->uri), HERD_SUCCESS);
+    assert_int_equal(module->connect_ancestor(nodes[6]->overlay, 0, nodes[0]->uri), HERD_SUCCESS);
+    assert_int_equal(module->connect_ancestor(nodes[6]->overlay, 5, nodes[0]->uri),
+                     HERD_ERR_BAD_PARAM); /* not an ancestor */
+    /* to the dead one: unreachable at once where it is known down */
+    assert_int_equal(module->send(nodes[0]->overlay, 1, TEST_TAG, "x", 1), HERD_ERR_UNREACH);
+    /* every live daemon to every live daemon; 5 connects only now, its messages waited */
+    for (size_t i = 0; i < num_live; i++) {
+        for (size_t j = 0; j < num_live && 5 != live_vpids[i]; j++) {
+            assert_int_equal(module->send(live[i]->overlay, live_vpids[j], TEST_TAG, "hi", 2),
+                             HERD_SUCCESS);
+        }
+    }
+    pump(live, num_live);
+    /* 5 has no parent until it connects: it cannot send yet */
+    assert_int_equal(module->send(nodes[5]->overlay, 0, TEST_TAG, "hi", 2), HERD_ERR_UNREACH);
+    assert_int_equal(module->connect_ancestor(nodes[5]->overlay, 0, nodes[0]->uri), HERD_SUCCESS);
+    for (size_t j = 0; j < num_live; j++) {
+        assert_int_equal(module->send(nodes[5]->overlay, live_vpids[j], TEST_TAG, "hi", 2),
+                         HERD_SUCCESS);
+    }
+    some_wait_t got = {.nodes = nodes, .vpids = live_vpids, .count = num_live,
+                       .expected = num_live};
+    run_until(live, num_live, some_got, &got, "every message around the dead daemon");
+    pump(live, num_live);
+    for (size_t i = 0; i < num_live; i++) {
+        assert_int_equal(live[i]->num_got, num_live);
+    }
+    /* a stranger claiming to be daemon 7 (below the live daemon 2) is refused by the root */
+    uint8_t nonce[OVERLAY_TCP_NONCE_BYTES];
+    herd_test_capture_start(&stderr_capture);
+    int fd = raw_connect(nodes[0]->uri);
+    raw_hello(fd, 7, 0, n, radix, "test-dvm", "", nonce);
+    raw_expect_close(live, num_live, fd);
+    char *text = herd_test_capture_stop(&stderr_capture);
+    assert_contains(text, "daemon 7 is not a child of daemon 0");
+    free(text);
+    for (uint32_t v = 0; v < n; v++) {
+        if (NULL != nodes[v]) {
+            node_free(nodes[v]);
+        }
+    }
+}
+
 static void fill_pattern(uint8_t *data, size_t length, uint32_t seed)
 {
     uint32_t x = seed * 2654435761u + 1;
@@ -2531,6 +2631,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finalize_from_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt_listener, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt_peer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_around_lost, setup, teardown),
     };
 
     /* SIGPIPE must never be what ends a daemon: leave it at its default to prove it */

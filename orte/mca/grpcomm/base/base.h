@@ -91,6 +91,11 @@ typedef struct orte_grpcomm_algorithm {
     /* Checks the transport and sets the instance's broadcast tree (xcast_parent, xcast_children).
      * An error is reported by it. */
     int (*init)(orte_grpcomm_t *g);
+    /* The broadcast tree of any daemon v: its parent (ORTE_VPID_INVALID for the root) and its
+     * children (at most room), so that the base can route around lost daemons. */
+    orte_vpid_t (*parent_of)(const orte_grpcomm_t *g, orte_vpid_t v);
+    uint32_t (*children_of)(const orte_grpcomm_t *g, orte_vpid_t v, orte_vpid_t *children,
+                            uint32_t room);
     /* Stateless: whether a decoded message (barrier or allgather) is one this daemon can ever
      * receive (expected sender for its round, expected counts). Fills reason on error. */
     int (*check)(const orte_grpcomm_t *g, const orte_grpcomm_msg_t *msg, char *reason, size_t size);
@@ -117,6 +122,7 @@ struct orte_grpcomm {
     uint32_t num_xcast_children;
     orte_grpcomm_coll_t *colls;
     uint32_t num_unstarted;
+    uint8_t *down; /* bitmap by vpid of the daemons lost (NULL: none) */
 };
 
 /* Instance life cycle and the module entry points the components share. */
@@ -134,6 +140,10 @@ OPAL_EXPORT int orte_grpcomm_base_allgather(orte_grpcomm_t *g, uint32_t id, cons
 OPAL_EXPORT int orte_grpcomm_base_deliver(orte_grpcomm_t *g, orte_vpid_t src, uint16_t tag,
                                           const void *data, size_t len);
 OPAL_EXPORT int orte_grpcomm_base_abort_all(orte_grpcomm_t *g, int status);
+OPAL_EXPORT int orte_grpcomm_base_lost(orte_grpcomm_t *g, orte_vpid_t vpid);
+/* Whether daemon v was lost, and whether it is an ancestor of this one in the broadcast tree. */
+OPAL_EXPORT bool orte_grpcomm_base_is_down(const orte_grpcomm_t *g, orte_vpid_t v);
+OPAL_EXPORT bool orte_grpcomm_base_is_ancestor(const orte_grpcomm_t *g, orte_vpid_t v);
 
 /* Helpers for components. */
 /* Marks coll complete (HERD_SUCCESS) or failed; the base runs the callback afterwards. */

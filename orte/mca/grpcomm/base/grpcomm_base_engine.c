@@ -290,7 +290,8 @@ static int engine_check_xcast(const orte_grpcomm_t *g, const orte_grpcomm_msg_t 
                  g->me);
         return HERD_ERR_BAD_PARAM;
     }
-    if (msg->src != g->xcast_parent) {
+    /* after a loss, whichever ancestor learned of it first may be the one that sends */
+    if (msg->src != g->xcast_parent && !orte_grpcomm_base_is_ancestor(g, msg->src)) {
         snprintf(reason, size,
                  "daemon %u is not the parent of daemon %u in the broadcast tree "
                  "of the %s component (daemon %u is)",
@@ -619,6 +620,9 @@ static int engine_start(orte_grpcomm_t *g, uint32_t id, orte_grpcomm_op_t op, co
         }
         coll->op = op; /* the callback reports what the caller started */
         orte_grpcomm_base_finish(coll, HERD_ERR_BAD_PARAM);
+    } else if (ORTE_GRPCOMM_OP_XCAST != op && NULL != g->down) {
+        /* a barrier or an allgather counts every daemon in: not after a loss */
+        orte_grpcomm_base_finish(coll, HERD_ERR_UNREACH);
     } else {
         if (ORTE_GRPCOMM_OP_XCAST == op) {
             rc = engine_xcast_start(g, coll, data, len);
@@ -741,5 +745,6 @@ void orte_grpcomm_base_destroy(orte_grpcomm_t *g)
         engine_coll_free(g, coll);
     }
     free(g->xcast_children);
+    free(g->down);
     free(g);
 }

@@ -234,10 +234,33 @@ static int grpcomm_bruck_rounds(orte_grpcomm_op_t op, uint32_t num_daemons, uint
     return HERD_ERR_BAD_PARAM;
 }
 
+static orte_vpid_t grpcomm_bruck_parent_of(const orte_grpcomm_t *g, orte_vpid_t v)
+{
+    (void) g;
+    return 0 == v ? ORTE_VPID_INVALID : v - (UINT32_C(1) << orte_grpcomm_base_floor_log2(v));
+}
+
+static uint32_t grpcomm_bruck_children_of(const orte_grpcomm_t *g, orte_vpid_t v,
+                                          orte_vpid_t *children, uint32_t room)
+{
+    uint32_t first_bit = 0 == v ? 0 : orte_grpcomm_base_floor_log2(v) + 1;
+    uint32_t count = 0;
+    for (uint32_t k = first_bit; k < GRPCOMM_BRUCK_MAX_CHILDREN && count < room; k++) {
+        uint64_t child = (uint64_t) v + (UINT64_C(1) << k);
+        if (child >= g->num_daemons) {
+            break;
+        }
+        children[count++] = (orte_vpid_t) child;
+    }
+    return count;
+}
+
 static const orte_grpcomm_algorithm_t grpcomm_bruck_algorithm = {
     .name = "bruck",
     .wire_id = ORTE_GRPCOMM_ALGORITHM_BRUCK,
     .init = grpcomm_bruck_init,
+    .parent_of = grpcomm_bruck_parent_of,
+    .children_of = grpcomm_bruck_children_of,
     .check = grpcomm_bruck_check,
     .start = grpcomm_bruck_start,
     .consume = grpcomm_bruck_consume,
@@ -259,5 +282,6 @@ const orte_grpcomm_module_t orte_grpcomm_bruck_module = {
     .allgather = orte_grpcomm_base_allgather,
     .deliver = orte_grpcomm_base_deliver,
     .abort_all = orte_grpcomm_base_abort_all,
+    .lost = orte_grpcomm_base_lost,
     .rounds = grpcomm_bruck_rounds,
 };

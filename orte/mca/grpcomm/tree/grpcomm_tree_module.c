@@ -232,10 +232,29 @@ static int grpcomm_tree_rounds(orte_grpcomm_op_t op, uint32_t num_daemons, uint3
     return HERD_ERR_BAD_PARAM;
 }
 
+static orte_vpid_t grpcomm_tree_parent_of(const orte_grpcomm_t *g, orte_vpid_t v)
+{
+    return orte_radix_parent(v, g->radix);
+}
+
+static uint32_t grpcomm_tree_children_of(const orte_grpcomm_t *g, orte_vpid_t v,
+                                         orte_vpid_t *children, uint32_t room)
+{
+    orte_vpid_t all[1024];
+    uint32_t n = orte_radix_children(v, g->num_daemons, g->radix < 1024 ? g->radix : 1024, all);
+    n = n < room ? n : room;
+    for (uint32_t i = 0; i < n; i++) {
+        children[i] = all[i];
+    }
+    return n;
+}
+
 static const orte_grpcomm_algorithm_t grpcomm_tree_algorithm = {
     .name = "tree",
     .wire_id = ORTE_GRPCOMM_ALGORITHM_TREE,
     .init = grpcomm_tree_init,
+    .parent_of = grpcomm_tree_parent_of,
+    .children_of = grpcomm_tree_children_of,
     .check = grpcomm_tree_check,
     .start = grpcomm_tree_start,
     .consume = grpcomm_tree_consume,
@@ -256,5 +275,6 @@ const orte_grpcomm_module_t orte_grpcomm_tree_module = {
     .allgather = orte_grpcomm_base_allgather,
     .deliver = orte_grpcomm_base_deliver,
     .abort_all = orte_grpcomm_base_abort_all,
+    .lost = orte_grpcomm_base_lost,
     .rounds = grpcomm_tree_rounds,
 };

@@ -141,6 +141,10 @@ struct orte_overlay {
     uint32_t num_children;
     orte_vpid_t first_child;
 
+    overlay_tcp_peer_t **adopted; /* descendants taken in when those between were lost */
+    uint32_t num_adopted;
+    uint8_t *down; /* bitmap by vpid of the daemons routed around (NULL: none) */
+
     overlay_tcp_conn_t *conns; /* every open connection */
     uint32_t num_pending;      /* accepted, not yet authenticated */
 
@@ -181,8 +185,21 @@ void overlay_tcp_queue_push(struct orte_overlay *overlay, overlay_tcp_queue_t *q
                             overlay_tcp_msg_t *msg);
 void overlay_tcp_queue_drop(struct orte_overlay *overlay, overlay_tcp_queue_t *queue);
 
-/* Routing and delivery (overlay_tcp_module.c). */
+/* Routing (overlay_tcp_route.c). */
+/* The parent, a child or an adopted descendant with that vpid, else NULL. */
 overlay_tcp_peer_t *overlay_tcp_neighbour(struct orte_overlay *overlay, orte_vpid_t vpid);
+/* The neighbour a message for dst (not this daemon) goes to, around the daemons that are down;
+ * NULL when dst is down or out of range. */
+overlay_tcp_peer_t *overlay_tcp_next_hop(struct orte_overlay *overlay, orte_vpid_t dst);
+/* The peer a connecting descendant vpid takes: a child, or a descendant adopted because the
+ * daemons between are down; NULL when vpid is not below this daemon. */
+overlay_tcp_peer_t *overlay_tcp_accept_child(struct orte_overlay *overlay, orte_vpid_t vpid);
+bool overlay_tcp_is_down(const struct orte_overlay *overlay, orte_vpid_t vpid);
+int overlay_tcp_mark_down(struct orte_overlay *overlay, orte_vpid_t vpid);
+int overlay_tcp_route_around(struct orte_overlay *overlay, orte_vpid_t vpid);
+void overlay_tcp_route_free(struct orte_overlay *overlay);
+
+/* Delivery (overlay_tcp_module.c). */
 /* Deliver a message addressed to this daemon to its tag's callback. */
 void overlay_tcp_deliver(struct orte_overlay *overlay, orte_vpid_t src, uint16_t tag,
                          const void *data, size_t length);

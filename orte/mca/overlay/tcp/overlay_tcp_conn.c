@@ -549,8 +549,8 @@ static conn_result_t conn_on_hello(overlay_tcp_conn_t *conn, const overlay_tcp_h
         conn_fail(conn, HERD_ERR_BAD_PARAM, reason);
         return CONN_GONE;
     }
-    peer = overlay_tcp_neighbour(overlay, header->src);
-    if (NULL == peer || peer == &overlay->parent) {
+    peer = overlay_tcp_accept_child(overlay, header->src);
+    if (NULL == peer) {
         snprintf(reason, sizeof(reason),
                  "daemon %u is not a child of daemon %u (the children are %u daemon(s) from "
                  "vpid %u)",
@@ -738,9 +738,7 @@ static conn_result_t conn_on_data(overlay_tcp_conn_t *conn, const overlay_tcp_he
         overlay_tcp_deliver(overlay, data.src, data.tag, data.payload, data.length);
         return overlay->finalize_requested ? CONN_STOP : CONN_CONTINUE;
     }
-    next =
-        overlay_tcp_neighbour(overlay, orte_radix_next_hop(overlay->vpid, data.dst,
-                                                           overlay->num_daemons, overlay->radix));
+    next = overlay_tcp_next_hop(overlay, data.dst);
     if (NULL == next || OVERLAY_TCP_PEER_LOST == next->state) {
         overlay->stats.messages_dropped++;
         opal_output_verbose(1, overlay_tcp_output(),

@@ -95,17 +95,6 @@ void overlay_tcp_queue_drop(orte_overlay_t *overlay, overlay_tcp_queue_t *queue)
 /* ------------------------------------------------------------------------------------------ */
 /* routing and delivery */
 
-overlay_tcp_peer_t *overlay_tcp_neighbour(orte_overlay_t *overlay, orte_vpid_t vpid)
-{
-    if (overlay->has_parent && vpid == overlay->parent.vpid) {
-        return &overlay->parent;
-    }
-    if (vpid >= overlay->first_child && vpid - overlay->first_child < overlay->num_children) {
-        return &overlay->children[vpid - overlay->first_child];
-    }
-    return NULL;
-}
-
 void overlay_tcp_deliver(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
                          size_t length)
 {
@@ -597,6 +586,28 @@ static int overlay_tcp_connect_parent(orte_overlay_t *overlay, const char *uri)
     return overlay_tcp_conn_connect(overlay, (struct sockaddr *) &address, length);
 }
 
+static int overlay_tcp_connect_ancestor(orte_overlay_t *overlay, orte_vpid_t ancestor,
+                                        const char *uri)
+{
+    if (NULL == overlay || !overlay->has_parent || ancestor >= overlay->vpid ||
+        !orte_radix_in_subtree(ancestor, overlay->vpid, overlay->radix)) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (NULL != overlay->parent.conn || OVERLAY_TCP_PEER_UP == overlay->parent.state) {
+        return HERD_ERR_EXISTS;
+    }
+    /* those between us and the ancestor are down for us, the parent we had among them */
+    for (orte_vpid_t v = orte_radix_parent(overlay->vpid, overlay->radix); v != ancestor;
+         v = orte_radix_parent(v, overlay->radix)) {
+        int rc = overlay_tcp_mark_down(overlay, v);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    overlay->parent.vpid = ancestor;
+    return overlay_tcp_connect_parent(overlay, uri);
+}
+
 static int overlay_tcp_adopt_peer(orte_overlay_t *overlay, int fd, orte_vpid_t vpid)
 {
     overlay_tcp_peer_t *peer;
@@ -706,10 +717,9 @@ static int overlay_tcp_sendv(orte_overlay_t *overlay, orte_vpid_t dst, uint16_t 
         overlay->stats.messages_sent++;
         return HERD_SUCCESS;
     }
-    peer = overlay_tcp_neighbour(
-        overlay, orte_radix_next_hop(overlay->vpid, dst, overlay->num_daemons, overlay->radix));
+    peer = overlay_tcp_next_hop(overlay, dst);
     if (NULL == peer) {
-        return HERD_ERR_BAD_PARAM;
+        return overlay_tcp_is_down(overlay, dst) ? HERD_ERR_UNREACH : HERD_ERR_BAD_PARAM;
     }
     if (OVERLAY_TCP_PEER_LOST == peer->state) {
         return HERD_ERR_UNREACH;
@@ -792,6 +802,7 @@ static void overlay_tcp_destroy(orte_overlay_t *overlay)
     overlay_tcp_queue_drop(overlay, &overlay->self_queue);
     opal_event_free(overlay->self_event);
     free(overlay->children);
+    overlay_tcp_route_free(overlay);
     for (size_t i = 0; i < OVERLAY_TCP_HANDLER_PAGES; i++) {
         free(overlay->handlers[i]);
     }
@@ -818,6 +829,8 @@ const orte_overlay_module_t overlay_tcp_module = {
     .listen = overlay_tcp_listen,
     .adopt_listener = overlay_tcp_adopt_listener,
     .connect_parent = overlay_tcp_connect_parent,
+    .connect_ancestor = overlay_tcp_connect_ancestor,
+    .route_around = overlay_tcp_route_around,
     .adopt_peer = overlay_tcp_adopt_peer,
     .send = overlay_tcp_send,
     .sendv = overlay_tcp_sendv,
