@@ -31,6 +31,8 @@ static int register_vars(dvm_vars_t *vars)
     vars->fabric_inventory = "auto";
     vars->fabric_components = "all";
     vars->shutdown_grace_ms = 3000;
+    vars->on_node_loss = "auto";
+    vars->reattach_timeout = 10;
     const opal_mca_var_def_t defs[] = {
         {.name = "startup_timeout",
          .type = OPAL_MCA_VAR_INT,
@@ -65,6 +67,18 @@ static int register_vars(dvm_vars_t *vars)
          .storage = &vars->shutdown_grace_ms,
          .help = "Milliseconds daemons get to exit after being told to stop before they are "
                  "killed"},
+        {.name = "on_node_loss",
+         .type = OPAL_MCA_VAR_STRING,
+         .storage = &vars->on_node_loss,
+         .help = "What a lost daemon (a dead or hung node) does to the DVM: continue (its node "
+                 "is down, the tree heals around it, only jobs with processes there are "
+                 "affected), stop (the whole DVM stops), or auto (continue for a persistent "
+                 "herd-dvm, stop for the DVM herdrun starts for its one job)"},
+        {.name = "reattach_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->reattach_timeout,
+         .help = "Seconds the daemons below a lost one have to re-attach to an ancestor before "
+                 "their nodes are taken for down too"},
     };
     int rc = opal_mca_var_register_framework_table("dvm", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
     if (HERD_SUCCESS != rc) {
@@ -81,6 +95,15 @@ static int register_vars(dvm_vars_t *vars)
     }
     if (vars->startup_timeout < 1) {
         opal_show_help(DVM_HELP_FILE, "bad-timeout", true, vars->startup_timeout);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (0 != strcmp(vars->on_node_loss, "auto") && 0 != strcmp(vars->on_node_loss, "continue") &&
+        0 != strcmp(vars->on_node_loss, "stop")) {
+        opal_show_help(DVM_HELP_FILE, "bad-on-node-loss", true, vars->on_node_loss);
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (vars->reattach_timeout < 1) {
+        opal_show_help(DVM_HELP_FILE, "bad-reattach-timeout", true, vars->reattach_timeout);
         return HERD_ERR_BAD_PARAM;
     }
     if (0 != strcmp(vars->fabric_inventory, "auto") && 0 != strcmp(vars->fabric_inventory, "all") &&

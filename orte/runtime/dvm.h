@@ -23,11 +23,14 @@ enum {
     ORTE_DVM_TAG_XML = 4,       /* daemon -> root: the XML */
     ORTE_DVM_TAG_JOINED = 5,    /* daemon -> root: connected (so a timeout names who did not) */
     ORTE_DVM_TAG_JOB_ERROR = 6, /* daemon -> root: {jobid, message}: a job could not start here */
+    ORTE_DVM_TAG_REATTACHED = 7, /* daemon -> root: {}: its parent was lost, it re-attached */
+    ORTE_DVM_TAG_RESYNC = 8,     /* root -> daemon: {u32 next command, u8 welcome}: after that */
 };
 
 /* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
 #define ORTE_DVM_CMD_SHUTDOWN 1u
 #define ORTE_DVM_CMD_LAUNCH   2u /* then an orte_job_launch_t (orte/runtime/job.h) */
+#define ORTE_DVM_CMD_NODE_DOWN 3u /* then {u32 vpid}: route and broadcast around it */
 
 /* Root side: a daemon reports that job jobid could not start on its node (message is a whole
  * sentence for the user). */
@@ -41,6 +44,7 @@ typedef struct orte_dvm_options {
     bool display_allocation;
     bool display_topology;
     const char *herdd; /* daemon binary; default: next to the running tool */
+    bool persistent;   /* herd-dvm: jobs come and go; a lost node need not end it */
 } orte_dvm_options_t;
 
 typedef struct orte_dvm orte_dvm_t;
@@ -67,6 +71,9 @@ OPAL_EXPORT const orte_allocation_t *orte_dvm_allocation(const orte_dvm_t *dvm);
 OPAL_EXPORT const orte_inventory_t *orte_dvm_node_inventory(const orte_dvm_t *dvm,
                                                             uint32_t node_index);
 OPAL_EXPORT uint32_t orte_dvm_radix(const orte_dvm_t *dvm);
+/* Whether node node_index (0-based) can take jobs: its daemon is not lost, and not one of
+ * those below a lost daemon still re-attaching. */
+OPAL_EXPORT bool orte_dvm_node_up(const orte_dvm_t *dvm, uint32_t node_index);
 OPAL_EXPORT const char *orte_dvm_id(const orte_dvm_t *dvm);
 /* The number for a new job (1, 2, ...). */
 OPAL_EXPORT uint32_t orte_dvm_next_job_seq(orte_dvm_t *dvm);

@@ -11,6 +11,7 @@
 #include "opal/util/argv.h"
 #include "opal/util/show_help.h"
 #include "orte/runtime/dvm_internal.h"
+#include "orte/util/radix.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* hex */
@@ -102,8 +103,31 @@ static int boot_set(char ***boot, const char *key, const char *value)
 
 /* For a tree spawn the daemon also gets the launcher's name, the allocation and the daemon
  * path, to start its own children. */
+char *dvm_boot_ancestors(const orte_dvm_t *dvm, orte_vpid_t vpid,
+                         const char *(*uri_of)(const orte_dvm_t *dvm, orte_vpid_t v, void *arg),
+                         void *arg)
+{
+    char **entries = NULL;
+    int rc = HERD_SUCCESS;
+    orte_vpid_t parent = orte_radix_parent(vpid, dvm->radix);
+    for (orte_vpid_t a = orte_radix_parent(parent, dvm->radix);
+         ORTE_VPID_INVALID != a && HERD_SUCCESS == rc; a = orte_radix_parent(a, dvm->radix)) {
+        const char *uri = uri_of(dvm, a, arg);
+        char entry[320]; /* a vpid, "=" and a URI (at most 255 bytes) */
+        snprintf(entry, sizeof(entry), "%u=%s", a, NULL != uri ? uri : "");
+        rc = opal_argv_append(&entries, entry);
+    }
+    if (HERD_SUCCESS != rc) {
+        opal_argv_free(entries);
+        return NULL;
+    }
+    char *joined = (NULL != entries) ? opal_argv_join(entries, ' ') : strdup("");
+    opal_argv_free(entries);
+    return joined;
+}
+
 int dvm_boot_build(const orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *parent_uri,
-                   const char *allocation_hex)
+                   const char *ancestors, const char *allocation_hex)
 {
     const orte_plm_module_t *plm = dvm->tree.plm;
     char secret_hex[2 * ORTE_DVM_SECRET_LEN + 1];
@@ -115,6 +139,9 @@ int dvm_boot_build(const orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *pare
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_SECRET, secret_hex)) ||
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_NODE, d->node->name)) ||
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_PARENT_URI, parent_uri)) ||
+        HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_ANCESTORS, ancestors)) ||
+        HERD_SUCCESS !=
+            (rc = boot_set(boot, ORTE_BOOT_ON_LOSS, dvm->survive_loss ? "continue" : "stop")) ||
         HERD_SUCCESS != (rc = boot_set(boot, ORTE_BOOT_FABRIC,
                                        want_fabric(dvm, d->node)
                                            ? dvm_fabric_components_of(dvm->vars->fabric_components)
@@ -260,6 +287,9 @@ int dvm_boot_read(orte_dvm_t *dvm, bool bootstrap_stdin, dvm_boot_t *boot)
                                                                            : fabric;
     boot->topology = getenv(ORTE_BOOT_TOPOLOGY);
     boot->plm_name = getenv(ORTE_BOOT_PLM);
+    boot->ancestors = getenv(ORTE_BOOT_ANCESTORS);
+    boot->on_loss = getenv(ORTE_BOOT_ON_LOSS);
+    dvm->survive_loss = NULL != boot->on_loss && 0 == strcmp(boot->on_loss, "continue");
     return HERD_SUCCESS;
 }
 

@@ -58,6 +58,9 @@ static void daemon_command(orte_dvm_t *dvm, uint32_t command, const uint8_t *pay
     if (ORTE_DVM_CMD_LAUNCH == command) {
         dvm_jobs_launch(dvm, payload, len);
     }
+    if (ORTE_DVM_CMD_NODE_DOWN == command) {
+        dvm_loss_daemon_node_down(dvm, payload, len);
+    }
     if (ORTE_DVM_CMD_SHUTDOWN == command) {
         dvm->status = HERD_SUCCESS;
         dvm_leave_loop(dvm);
@@ -68,6 +71,10 @@ static void daemon_command(orte_dvm_t *dvm, uint32_t command, const uint8_t *pay
 
 static void daemon_parent_lost(orte_dvm_t *dvm, int status, const char *reason)
 {
+    /* a DVM that survives a lost daemon: re-attach to an ancestor */
+    if (dvm_loss_daemon_reattach(dvm, status, reason)) {
+        return;
+    }
     /* the DVM above us is gone (or shut down in order): nothing left to serve */
     dvm->status = (HERD_SUCCESS == status) ? HERD_SUCCESS : HERD_ERR_UNREACH;
     if (HERD_SUCCESS != status) {
@@ -79,6 +86,9 @@ static void daemon_parent_lost(orte_dvm_t *dvm, int status, const char *reason)
 static void daemon_below_lost(orte_dvm_t *dvm, orte_vpid_t vpid, int status, const char *reason)
 {
     if (HERD_SUCCESS != status) { /* an orderly close is no loss */
+        if (dvm->survive_loss) {
+            dvm_loss_route_around(dvm, vpid); /* its children come to us */
+        }
         daemon_report_loss(dvm, vpid, reason);
     }
 }
@@ -103,6 +113,7 @@ static void daemon_reap(orte_dvm_t *dvm)
 static void daemon_release(orte_dvm_t *dvm)
 {
     dvm_jobs_release(dvm);
+    dvm_loss_daemon_release(dvm);
     for (uint32_t i = 0; NULL != dvm->daemon.inventory_blobs && i + 1 < dvm->size; ++i) {
         free(dvm->daemon.inventory_blobs[i]);
     }
@@ -137,7 +148,9 @@ static void daemon_stdin_cb(int fd, short what, void *arg)
     ssize_t n = read(fd, buf, sizeof(buf));
     if (0 == n || (n < 0 && EAGAIN != errno && EINTR != errno)) {
         opal_event_del(dvm->daemon.stdin_event);
-        if (!dvm->done) {
+        /* a DVM that survives a lost daemon: our launcher was on the lost daemon's node; the
+         * overlay says whether the DVM is still there */
+        if (!dvm->done && !dvm->survive_loss) {
             dvm->status = HERD_ERR_UNREACH;
             dvm_leave_loop(dvm);
         }
@@ -248,7 +261,8 @@ static int daemon_open(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_s
     if (HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_XML_REQ,
                                                       daemon_xml_req, dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_LOST,
-                                                      daemon_lost_report, dvm))) {
+                                                      daemon_lost_report, dvm)) ||
+        HERD_SUCCESS != (rc = dvm_loss_daemon_open(dvm, boot->parent_uri, boot->ancestors))) {
         return rc;
     }
     if (UINT32_MAX != boot->listen_fd) {

@@ -6,7 +6,8 @@
  *   dvm_boot.c    what a daemon is started with: built by its parent, read by the daemon
  *   dvm_root.c    the root: start-up, inventories, report, contact file, serve, shutdown
  *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
- *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off */
+ *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off
+ *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
 
@@ -40,6 +41,8 @@ typedef struct dvm_vars {
     char *fabric_components; /* "all" or a list of fabric components to ask */
     int shutdown_grace_ms;   /* before stragglers are killed */
     double shutdown_grace;   /* the same in seconds */
+    char *on_node_loss;      /* "auto", "continue", "stop" */
+    int reattach_timeout;    /* seconds a lost daemon's children have to re-attach */
 } dvm_vars_t;
 
 /* What the shared code asks of the side it runs on. A NULL member: nothing to do there. */
@@ -91,6 +94,9 @@ typedef struct dvm_root {
     char *tool_path;                /* the tool socket, for the contact file */
     orte_dvm_signal_cb_t signal_cb; /* SIGINT/SIGTERM/SIGHUP go here when set */
     void *signal_arg;
+    /* node loss (dvm_loss.c): children of a lost daemon that have not re-attached yet */
+    bool *awaiting;                /* by vpid */
+    opal_event_t *reattach_timer; /* armed while some are awaited */
 } dvm_root_t;
 
 /* A session daemon a node daemon started for a job. */
@@ -113,6 +119,15 @@ typedef struct dvm_daemon {
     uint32_t num_session_slots;
     dvm_session_t *sessions; /* started here, running or not yet reaped */
     size_t num_sessions;
+    /* where to re-attach when the parent is lost (dvm_loss.c): nearest first */
+    orte_vpid_t *ancestors;
+    char **ancestor_uris;
+    uint32_t num_ancestors;
+    uint32_t current;  /* the one attached to (0: the parent we started with) */
+    uint32_t trying;   /* the one being tried after a loss */
+    uint32_t attempts; /* at it: it may not know yet that the daemons between are lost */
+    opal_event_t *retry_timer;
+    bool reattaching;       /* the parent was lost; connecting to an ancestor */
 } dvm_daemon_t;
 
 struct orte_dvm {
@@ -133,6 +148,9 @@ struct orte_dvm {
     orte_grpcomm_t *grpcomm;
     char *uri;
     uint32_t next_command;       /* id of the next command xcast */
+    bool survive_loss;           /* dvm_on_node_loss continue: a lost daemon is routed around */
+    bool *down;                  /* by vpid: daemons lost (NULL until the first) */
+    uint32_t num_down;
     opal_signal_pipe_t *signals; /* signals arrive through it, to be handled in the loop */
     opal_event_t *timer;         /* start-up timeout (root), then shutdown grace */
     /* outcome of the event loop */
@@ -154,6 +172,8 @@ typedef struct dvm_boot {
     const char *fabric_components; /* which fabric components to ask, NULL for none */
     uint32_t listen_fd;            /* a listener made by the launcher, UINT32_MAX if none */
     const char *plm_name;          /* a tree spawn: the launcher for the daemons below */
+    const char *ancestors;         /* "vpid=uri ..." above the parent (ORTE_BOOT_ANCESTORS) */
+    const char *on_loss;           /* "continue" or "stop" (ORTE_BOOT_ON_LOSS) */
 } dvm_boot_t;
 
 /* dvm.c: the core */
@@ -205,14 +225,40 @@ void dvm_hex_encode(const uint8_t *bytes, size_t len, char *out);
 /* The allocation as one hex string for a tree spawn's bootstrap (malloc'd), NULL if out of
  * memory. */
 char *dvm_boot_allocation_hex(const orte_allocation_t *allocation);
-/* Fill daemon->boot for daemon, whose parent listens at parent_uri. */
+/* Fill daemon->boot for daemon, whose parent listens at parent_uri; ancestors: "vpid=uri" of
+ * the parent's ancestors, nearest first (dvm_boot_ancestors). */
 int dvm_boot_build(const orte_dvm_t *dvm, orte_plm_daemon_t *daemon, const char *parent_uri,
-                   const char *allocation_hex);
+                   const char *ancestors, const char *allocation_hex);
+/* The "vpid=uri ..." list of the ancestors of vpid above its parent, nearest first; uri_of(v)
+ * gives each one's URI. malloc'd, NULL if out of memory. */
+char *dvm_boot_ancestors(const orte_dvm_t *dvm, orte_vpid_t vpid,
+                         const char *(*uri_of)(const orte_dvm_t *dvm, orte_vpid_t v,
+                                               void *arg),
+                         void *arg);
 /* A node daemon: who it is (dvm->id, secret, vpid, size, radix) and where to connect, from the
  * environment, after reading stdin lines into it when bootstrap_stdin. Reports problems. */
 int dvm_boot_read(orte_dvm_t *dvm, bool bootstrap_stdin, dvm_boot_t *boot);
 /* A node daemon in a tree spawn: the allocation and daemon binary, to start its children. */
 int dvm_boot_read_tree_spawn(orte_dvm_t *dvm, const dvm_boot_t *boot);
+
+/* dvm_loss.c: a lost daemon survived (dvm_on_node_loss continue) */
+/* Whether daemon vpid was lost. */
+bool dvm_loss_is_down(const orte_dvm_t *dvm, orte_vpid_t vpid);
+/* This process routes and broadcasts around vpid from now on (overlay and grpcomm). */
+void dvm_loss_route_around(orte_dvm_t *dvm, orte_vpid_t vpid);
+/* Root: vpid is lost (reason: a sentence); its node is down, the DVM goes on. */
+void dvm_loss_root_node_down(orte_dvm_t *dvm, orte_vpid_t vpid, const char *reason);
+/* Root: the handlers for re-attaching daemons. */
+int dvm_loss_root_open(orte_dvm_t *dvm);
+void dvm_loss_root_release(orte_dvm_t *dvm);
+/* Daemon: the ancestors to re-attach to (the parent's URI, then "vpid=uri ..." above it, from
+ * the bootstrap), and the handler for the root's answer. */
+int dvm_loss_daemon_open(orte_dvm_t *dvm, const char *parent_uri, const char *ancestors);
+/* Daemon: the parent is lost; false when there is nowhere to go (then the daemon stops). */
+bool dvm_loss_daemon_reattach(orte_dvm_t *dvm, int status, const char *reason);
+/* Daemon: ORTE_DVM_CMD_NODE_DOWN from the root. */
+void dvm_loss_daemon_node_down(orte_dvm_t *dvm, const uint8_t *payload, size_t len);
+void dvm_loss_daemon_release(orte_dvm_t *dvm);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the

@@ -85,7 +85,11 @@ static void root_signal(orte_dvm_t *dvm, int signo)
  * at the root, a connection closing before the shutdown is a loss). */
 static void root_below_lost(orte_dvm_t *dvm, orte_vpid_t vpid, int status, const char *reason)
 {
-    if (dvm->stopping) {
+    if (dvm->stopping || dvm_loss_is_down(dvm, vpid)) {
+        return;
+    }
+    if (dvm->survive_loss && dvm->root.ready) {
+        dvm_loss_root_node_down(dvm, vpid, reason);
         return;
     }
     char where[128];
@@ -103,6 +107,10 @@ static void root_below_exited(orte_dvm_t *dvm, orte_plm_daemon_t *d, const char 
         dvm_fail(dvm, "daemon-exited", dvm_tree_node_name(dvm, d->vpid), where, how,
                  (NULL != err && '\0' != err[0]) ? err : "(nothing on stderr)");
         free(err);
+    } else if (dvm->survive_loss) {
+        char reason[160];
+        snprintf(reason, sizeof(reason), "its daemon %s", how);
+        dvm_loss_root_node_down(dvm, d->vpid, reason);
     } else {
         dvm_fail(dvm, "daemon-died", dvm_tree_node_name(dvm, d->vpid), where, how);
     }
@@ -358,6 +366,7 @@ static int root_open(orte_dvm_t *dvm)
                                                       dvm_tree_joined, dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_JOB_ERROR,
                                                       root_job_error, dvm)) ||
+        HERD_SUCCESS != (rc = dvm_loss_root_open(dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         return rc;
     }
@@ -538,6 +547,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
         }
         dvm->status = status;
     }
+    dvm_loss_root_release(dvm);
     dvm_release_runtime(dvm);
     for (uint32_t v = 0; NULL != dvm->root.inventory && v < dvm->size; ++v) {
         orte_inventory_free(dvm->root.inventory[v]);

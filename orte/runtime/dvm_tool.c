@@ -151,6 +151,10 @@ static int send_welcome(tool_conn_t *conn)
     for (uint32_t i = 0; HERD_SUCCESS == rc && i < alloc->num_nodes; ++i) {
         rc = orte_inventory_pack(&buffer, orte_dvm_node_inventory(server.dvm, i), true);
     }
+    /* which nodes can take jobs: a node whose daemon was lost is down */
+    for (uint32_t i = 0; HERD_SUCCESS == rc && i < alloc->num_nodes; ++i) {
+        rc = opal_buffer_pack_bool(&buffer, orte_dvm_node_up(server.dvm, i));
+    }
     if (HERD_SUCCESS == rc) {
         rc = send_frame(conn->fd, &buffer);
     }
@@ -367,6 +371,7 @@ struct orte_dvm_client {
     orte_allocation_t *allocation;
     orte_inventory_t **inventories;
     uint32_t num_inventories;
+    bool *up; /* by node index */
     orte_dvm_job_error_cb_t cb;
     void *cb_arg;
     bool lost;
@@ -456,6 +461,15 @@ static int unpack_welcome(orte_dvm_client_t *client, opal_buffer_t *frame)
             return rc;
         }
         client->num_inventories = i + 1;
+    }
+    client->up = calloc(n > 0 ? n : 1, sizeof(*client->up));
+    if (NULL == client->up) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        if (HERD_SUCCESS != (rc = opal_buffer_unpack_bool(frame, &client->up[i]))) {
+            return rc;
+        }
     }
     return HERD_SUCCESS;
 }
@@ -566,6 +580,7 @@ void orte_dvm_client_close(orte_dvm_client_t *client)
         orte_inventory_free(client->inventories[i]);
     }
     free(client->inventories);
+    free(client->up);
     orte_allocation_free(client->allocation);
     free(client->in.data);
     free(client->id);
@@ -582,6 +597,11 @@ const orte_inventory_t *orte_dvm_client_inventory(const orte_dvm_client_t *clien
                                                   uint32_t node_index)
 {
     return node_index < client->num_inventories ? client->inventories[node_index] : NULL;
+}
+
+bool orte_dvm_client_node_up(const orte_dvm_client_t *client, uint32_t node_index)
+{
+    return node_index < client->num_inventories && NULL != client->up && client->up[node_index];
 }
 
 uint32_t orte_dvm_client_radix(const orte_dvm_client_t *client)

@@ -13,7 +13,7 @@
 #include "orte/runtime/dvm.h"
 #include "orte/util/inventory.h"
 
-#define ORTE_DVM_TOOL_VERSION   1u
+#define ORTE_DVM_TOOL_VERSION   2u
 #define ORTE_DVM_TOOL_MAX_FRAME (256u << 20)
 
 /* Root side: listen at $TMPDIR/herd-<uid>/dvm-<id>.sock (set *path, caller frees) and serve
@@ -33,6 +33,8 @@ OPAL_EXPORT const orte_allocation_t *orte_dvm_client_allocation(const orte_dvm_c
 OPAL_EXPORT const orte_inventory_t *orte_dvm_client_inventory(const orte_dvm_client_t *client,
                                                               uint32_t node_index);
 OPAL_EXPORT uint32_t orte_dvm_client_radix(const orte_dvm_client_t *client);
+/* Whether node node_index can take jobs (orte_dvm_node_up at the root when we connected). */
+OPAL_EXPORT bool orte_dvm_client_node_up(const orte_dvm_client_t *client, uint32_t node_index);
 OPAL_EXPORT const char *orte_dvm_client_id(const orte_dvm_client_t *client);
 /* The DVM's tool socket, as the contact file names it. */
 OPAL_EXPORT const char *orte_dvm_client_tool_path(const orte_dvm_client_t *client);

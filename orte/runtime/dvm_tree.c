@@ -70,6 +70,30 @@ static int prebind(orte_plm_daemon_t *d, char **uri)
     return NULL != *uri ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
 }
 
+/* Where a daemon's ancestors listen, for its bootstrap: pre-bound, every URI is known here;
+ * in a tree spawn, this process's own and its ancestors' (from its bootstrap). */
+typedef struct {
+    char **uris; /* pre-bound: by vpid - 1 */
+    bool prebound;
+} tree_uris_t;
+
+static const char *tree_uri_of(const orte_dvm_t *dvm, orte_vpid_t v, void *arg)
+{
+    const tree_uris_t *known = arg;
+    if (v == dvm->vpid) {
+        return dvm->uri;
+    }
+    if (known->prebound) {
+        return 0 == v ? dvm->uri : known->uris[v - 1];
+    }
+    for (uint32_t i = 0; i < dvm->daemon.num_ancestors; ++i) {
+        if (dvm->daemon.ancestors[i] == v) {
+            return dvm->daemon.ancestor_uris[i];
+        }
+    }
+    return NULL;
+}
+
 /* One entry per daemon to start, each with its bootstrap; uris[i] gets daemon i's pre-bound
  * URI when the launcher pre-binds. */
 static int prepare_daemons(orte_dvm_t *dvm, const orte_vpid_t *children, uint32_t count,
@@ -99,7 +123,11 @@ static int prepare_daemons(orte_dvm_t *dvm, const orte_vpid_t *children, uint32_
         orte_vpid_t parent = orte_radix_parent(d->vpid, dvm->radix);
         /* pre-bound: every URI is known; else the parent is this process */
         const char *parent_uri = (parent == dvm->vpid) ? dvm->uri : uris[parent - 1];
-        rc = dvm_boot_build(dvm, d, parent_uri, allocation_hex);
+        tree_uris_t known = {.uris = uris, .prebound = plm->prebinds_listeners};
+        char *ancestors = dvm_boot_ancestors(dvm, d->vpid, tree_uri_of, &known);
+        rc = (NULL != ancestors) ? dvm_boot_build(dvm, d, parent_uri, ancestors, allocation_hex)
+                                 : HERD_ERR_OUT_OF_RESOURCE;
+        free(ancestors);
     }
     return rc;
 }
@@ -219,8 +247,8 @@ void dvm_tree_peer_lost(orte_overlay_t *overlay, orte_vpid_t peer, int status, c
                         void *arg)
 {
     orte_dvm_t *dvm = arg;
-    /* the root has no parent */
-    if (0 != dvm->vpid && peer == orte_radix_parent(dvm->vpid, dvm->radix)) {
+    /* the root has no parent; after a loss the parent is the ancestor we re-attached to */
+    if (0 != dvm->vpid && peer < dvm->vpid && orte_radix_in_subtree(peer, dvm->vpid, dvm->radix)) {
         dvm->ops->parent_lost(dvm, status, reason);
         return;
     }

@@ -21,6 +21,11 @@ static const orte_inventory_t *client_inventory(const launch_job_t *job, uint32_
     return orte_dvm_client_inventory(job->mode.client.client, node_index);
 }
 
+static bool client_node_up(const launch_job_t *job, uint32_t node_index)
+{
+    return orte_dvm_client_node_up(job->mode.client.client, node_index);
+}
+
 /* The DVM's root broadcasts the launch; job errors (and the DVM's loss) come back. */
 static int client_start(launch_job_t *job, const opal_buffer_t *message)
 {
@@ -49,6 +54,7 @@ const launch_backend_t launch_backend_client = {
     .name = "client",
     .name_job = client_name_job,
     .inventory = client_inventory,
+    .node_up = client_node_up,
     .start = client_start,
     .release = client_release,
     /* the DVM checks its own */

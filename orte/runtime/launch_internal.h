@@ -43,6 +43,8 @@ typedef struct launch_backend {
     int (*name_job)(launch_job_t *job, char *jobid, size_t size);
     /* The inventory of a node of job->plan.alloc, by its index there. */
     const orte_inventory_t *(*inventory)(const launch_job_t *job, uint32_t node_index);
+    /* Whether that node can take the job (its daemon was not lost); NULL: every node can. */
+    bool (*node_up)(const launch_job_t *job, uint32_t node_index);
     /* Hand the launch message over (the DVM broadcasts it; local: fork the session daemon),
      * and from now on deliver the DVM's events (job errors, signals) to the job. */
     int (*start)(launch_job_t *job, const opal_buffer_t *message);

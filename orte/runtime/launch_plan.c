@@ -48,18 +48,26 @@ static int choose_candidates(launch_job_t *job)
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     for (char *const *h = job->spec->hosts; NULL != h && NULL != *h; ++h) {
-        bool known = false;
-        for (uint32_t i = 0; i < n && !known; ++i) {
-            known = 0 == strcmp(alloc->nodes[i].name, *h);
+        uint32_t i = 0;
+        while (i < n && 0 != strcmp(alloc->nodes[i].name, *h)) {
+            ++i;
         }
-        if (!known) {
+        if (i == n) {
             opal_show_help(LAUNCH_HELP_FILE, "unknown-host", false, *h);
+            return HERD_ERR_SILENT;
+        }
+        if (NULL != job->backend->node_up && !job->backend->node_up(job, i)) {
+            opal_show_help(LAUNCH_HELP_FILE, "host-down", false, *h);
             return HERD_ERR_SILENT;
         }
     }
     for (uint32_t i = 0; i < n; ++i) {
         if (NULL != job->spec->hosts &&
             opal_argv_find(job->spec->hosts, alloc->nodes[i].name) < 0) {
+            continue;
+        }
+        /* a node whose daemon was lost takes no job */
+        if (NULL != job->backend->node_up && !job->backend->node_up(job, i)) {
             continue;
         }
         uint32_t c = launch->num_candidates++;

@@ -108,8 +108,9 @@ expect_err "only that node is named" "1 never connected \(sim0002\)"
 [ -z "$(herdd_pids)" ] && ok "the other daemons were stopped" || fail "daemons left: $(herdd_pids)"
 if ps -eo args= | grep -v grep | grep -qF "$silent_name"; then fail "the silent daemon is left"; else ok "the silent daemon was stopped"; fi
 
-# A daemon killed with -9 while the DVM serves: reported with its node, DVM shuts down.
-herd_dvm $SIM 5 --daemonize --report-uri "$uri"
+# A daemon killed with -9 while a DVM that stops on a loss serves (dvm_on_node_loss stop;
+# herd-dvm's default, continue, is test_dvm_faults.sh's): reported with its node, DVM shuts down.
+herd_dvm $SIM 5 --mca dvm_on_node_loss stop --daemonize --report-uri "$uri"
 dvm_pid=$(sed -n 's/^pid //p' "$uri")
 victim=$(ps -o pid= --ppid "$dvm_pid" | head -n 1 | tr -d ' ')
 if [ -n "$victim" ]; then

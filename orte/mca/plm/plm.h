@@ -29,6 +29,10 @@
 #define ORTE_BOOT_PLM "HERD_DVM_PLM"               /* tree spawn: the launcher to use */
 #define ORTE_BOOT_ALLOCATION "HERD_DVM_ALLOCATION" /* tree spawn: packed allocation, hex */
 #define ORTE_BOOT_HERDD "HERD_DVM_HERDD"           /* tree spawn: the daemon's path */
+/* where to re-attach when the parent is lost: "vpid=uri" of the grandparent, its parent... up
+ * to the root, space-separated (empty below the root's children) */
+#define ORTE_BOOT_ANCESTORS "HERD_DVM_ANCESTORS"
+#define ORTE_BOOT_ON_LOSS "HERD_DVM_ON_NODE_LOSS" /* "continue": survive a lost daemon */
 
 /* One daemon to start. */
 typedef struct orte_plm_daemon {

@@ -173,6 +173,7 @@ int main(int argc, char *argv[])
     }
     dvm_options.display_allocation = opal_cmd_line_is_set(cmd, "display-allocation");
     dvm_options.display_topology = opal_cmd_line_is_set(cmd, "display-topology");
+    dvm_options.persistent = !opal_cmd_line_is_set(cmd, "exit-when-ready");
 
     if (HERD_SUCCESS != opal_mca_init()) {
         goto out_cmd;
