@@ -1,7 +1,8 @@
 #!/bin/sh
 # A persistent DVM over ssh on four test hosts, as a site runs one: many jobs in a row, each
 # ending well and said to have ended well (no session daemon taken for failed once its job is
-# over), and a killed session daemon said once. Needs root; the hosts are made here and torn
+# over), a killed session daemon said once, and a node daemon killed under a running job
+# elsewhere: that job ends well, the DVM goes on without the node. Needs root; the hosts are made here and torn
 # down on every exit.
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +19,7 @@ on_n1() {
 # The DVM's own stderr stays open in the daemon: what it says later lands in dvm.log.
 on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herd-dvm/herd-dvm" -H n1,n2,n3,n4 \
     --mca plm_ssh_args "$SSH_ARGS" --daemonize --report-uri "$WORK/dvm.uri" --timeout 60 \
-    </dev/null >"$WORK/dvm.log" 2>&1
+    </dev/null >>"$WORK/dvm.log" 2>&1
 rc=$?
 expect_rc "a persistent DVM on four hosts over ssh" 0
 
@@ -35,6 +36,7 @@ expect_eq "100 jobs in a row: every one exits 0 with all 8 lines" "$bad" 0
 expect_eq "100 jobs in a row: not one says anything on stderr" "$quiet" 0
 expect_eq "100 jobs in a row: the DVM says nothing but its ready line" \
     "$(grep -vc '^DVM ready' "$WORK/dvm.log")" 0
+: >"$WORK/dvm.log"
 
 # A session daemon killed with -9: said once (by its node daemon, which knows why), the job
 # fails, the DVM goes on.
@@ -61,6 +63,30 @@ else
 fi
 on_n1 "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" -n 4 --map-by node hostname
 expect_rc "after it, a job runs on the same DVM" 0
+
+# The daemon on n3 killed with -9 while a job runs on n1 and n2: that job ends well, the node is
+# said down, and a new job runs on the other hosts.
+on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" \
+    --host n1,n2 -n 2 --map-by node sh -c 'sleep 2; echo "a $HERD_RANK $(hostname)"' \
+    </dev/null >"$OUT" 2>"$ERR" &
+run_pid=$!
+daemon_of_n3() {
+    for p in $(ip netns pids "${TESTHOSTS_NS}3"); do
+        case $(ps -o args= -p "$p" 2>/dev/null) in *"$HERD_BUILDDIR"*herdd*) echo "$p" ;; esac
+    done
+}
+victim=$(daemon_of_n3)
+expect_eq "n3 runs a daemon of the DVM" "$([ -n "$victim" ] && echo yes)" yes
+[ -n "$victim" ] && kill -9 $victim
+herdrun_wait 30
+expect_rc "a job on n1 and n2 ends well while n3's daemon is killed" 0
+expect_eq "with all its output" "$(sort "$OUT" | tr '\n' ' ')" "a 0 n1 a 1 n2 "
+n3_down() { grep -q 'node n3 (daemon [0-9]*) is down' "$WORK/dvm.log"; }
+wait_for 10 n3_down
+expect_eq "the DVM's log says n3 is down" "$(grep -c 'node n3 (daemon [0-9]*) is down' "$WORK/dvm.log")" 1
+on_n1 "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" -n 3 --map-by node hostname
+expect_rc "a new job runs on the hosts left" 0
+expect_eq "on n1, n2 and n4" "$(sort "$OUT" | tr '\n' ' ')" "n1 n2 n4 "
 
 on_n1 "$HERD_BIN/herd-dvm/herd-dvm" --shutdown --dvm-uri "$WORK/dvm.uri"
 expect_rc "--shutdown stops it" 0
