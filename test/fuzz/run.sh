@@ -77,6 +77,7 @@ harness_sources() {
             echo "$top/opal/util/native_wire.c $top/orte/mca/wireup/pmi1/wireup_pmi1_wire.c" \
                 "$wireup_engine $wireup_base/wireup_base_store.c" \
                 "$grpcomm/base/grpcomm_base_engine.c $grpcomm/base/grpcomm_base_wire.c" \
+                "$grpcomm/base/grpcomm_base_lost.c" \
                 "$grpcomm/tree/grpcomm_tree_module.c $top/orte/util/radix.c" \
                 "$top/opal/event/event.c $top/opal/dss/buffer.c $opal_util"
             ;;
