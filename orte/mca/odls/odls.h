@@ -123,7 +123,8 @@ OPAL_EXPORT int orte_odls_base_kill_grace_ms(void);
 
 /* Checks that argv0 names an executable regular file, the way launch() will find it: in the
  * colon-separated path (NULL: "/usr/bin:/bin"; empty entries and relative ones are taken from
- * cwd) unless argv0 holds a '/', relative names from cwd (NULL: ours). Call it for every app
+ * cwd), then in cwd itself as mpirun does, unless argv0 holds a '/'; relative names from cwd
+ * (NULL: ours). Call it for every app
  * before starting anything. On success *resolved is the path to exec (caller frees). Otherwise
  * the problem is reported naming the program and node, and HERD_ERR_NOT_FOUND (no such file) or
  * HERD_ERR_BAD_PARAM (not executable, a directory, empty name) returned. */

@@ -643,6 +643,20 @@ static void test_missing_program(void **state)
     assert_string_equal(resolved, "/usr/bin/../bin/true");
     free(resolved);
 
+    /* not in PATH but in the working directory: found there, as mpirun finds it */
+    char *local = scratch_path("herd-wdir-program");
+    f = fopen(local, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(local, 0700), 0);
+    assert_int_equal(orte_odls_base_check_program("herd-wdir-program", "/usr/bin:/bin",
+                                                  scratch_dir, "n", &resolved),
+                     HERD_SUCCESS);
+    assert_string_equal(resolved, local);
+    free(resolved);
+    unlink(local);
+    free(local);
+
     /* launch checks too, and starts nothing */
     herd_test_capture_start(&capture);
     rc = ctx->module->launch(ctx->odls, &spec);
