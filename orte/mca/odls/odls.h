@@ -14,7 +14,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_odls_INTERFACE_VERSION 1u
+#define OPAL_MCA_odls_INTERFACE_VERSION 2u
 
 /* Most descriptors a process can inherit besides stdin, stdout and stderr. */
 #define ORTE_ODLS_MAX_EXTRA_FDS 8
@@ -105,6 +105,10 @@ struct orte_odls_module {
     int (*kill_all)(orte_odls_t *instance, int grace_ms);
     /* Forward signo to every live process's process group. */
     int (*signal)(orte_odls_t *instance, int signo);
+    /* kill_all() and signal() for one live process (its pid): HERD_ERR_NOT_FOUND when pid is
+     * not one (any more). */
+    int (*kill_proc)(orte_odls_t *instance, pid_t pid, int grace_ms);
+    int (*signal_proc)(orte_odls_t *instance, pid_t pid, int signo);
     /* How many launched processes have not been reported as exited yet. */
     size_t (*num_alive)(const orte_odls_t *instance);
 };
