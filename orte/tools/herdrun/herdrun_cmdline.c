@@ -690,8 +690,7 @@ static int herdrun_apply_job_options(herdrun_parse_t *parse)
     const char *env_timeout = getenv("MPIEXEC_TIMEOUT");
     if (NULL == job->timeout && NULL != env_timeout && '\0' != env_timeout[0] &&
         0 != strcmp(env_timeout, "0") && !herdrun_parse_count(env_timeout, &timeout)) {
-        opal_show_help(HERDRUN_HELP_FILE, "bad-env-timeout", false, env_timeout,
-                       HERDRUN_MAX_COUNT);
+        opal_show_help(HERDRUN_HELP_FILE, "bad-env-timeout", false, env_timeout, HERDRUN_MAX_COUNT);
         return HERD_ERR_SILENT;
     }
     /* Once for the whole job, so a bad value fails now rather than on every daemon. */

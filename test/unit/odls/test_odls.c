@@ -649,8 +649,8 @@ static void test_missing_program(void **state)
     assert_non_null(f);
     fclose(f);
     assert_int_equal(chmod(local, 0700), 0);
-    assert_int_equal(orte_odls_base_check_program("herd-wdir-program", "/usr/bin:/bin",
-                                                  scratch_dir, "n", &resolved),
+    assert_int_equal(orte_odls_base_check_program("herd-wdir-program", "/usr/bin:/bin", scratch_dir,
+                                                  "n", &resolved),
                      HERD_SUCCESS);
     assert_string_equal(resolved, local);
     free(resolved);

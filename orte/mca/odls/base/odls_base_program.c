@@ -122,9 +122,8 @@ int orte_odls_base_check_program(const char *argv0, const char *path, const char
         }
         /* as mpirun: a program PATH does not have is looked for in the working directory, so
          * "herdrun -n 4 hello" runs ./hello without "." in PATH (and spawns "worker") */
-        if (NULL == found &&
-            !odls_base_try(odls_base_join(cwd, NULL, 0, argv0), &found, &rejected,
-                           &rejected_errno)) {
+        if (NULL == found && !odls_base_try(odls_base_join(cwd, NULL, 0, argv0), &found, &rejected,
+                                            &rejected_errno)) {
             free(rejected);
             return HERD_ERR_OUT_OF_RESOURCE;
         }

@@ -230,6 +230,12 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     }
     st->server_up = true;
     wireup_pmix_component_state.served = true;
+    pmix_status_t arc = wireup_pmix_register_attributes();
+    if (PMIX_SUCCESS != arc) {
+        opal_output_verbose(1, wireup_pmix_output(),
+                            "wireup pmix: the PMIx server takes no list of herd's attributes (%s)",
+                            PMIx_Error_string(arc));
+    }
     /* decided once per session daemon: what the node has does not change during a job */
     if (wireup_pmix_component_state.ompi_hints) {
         if (node_has_mtl_device() || !ompi_pml_hint(st->pml_hint, sizeof(st->pml_hint))) {
@@ -242,7 +248,17 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     }
     rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX,
                                         wireup_pmix_dmodex_handler, st);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PROCS,
+                                            wireup_pmix_procs_handler, st);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_CTRL,
+                                            wireup_pmix_ctrl_handler, st);
+    }
     if (HERD_SUCCESS != rc) {
+        orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX, NULL, NULL);
+        orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PROCS, NULL, NULL);
         PMIx_server_finalize();
         if (NULL != topo) {
             hwloc_topology_destroy(topo);
@@ -262,6 +278,8 @@ static void pmix_module_finalize(void *state)
     atomic_store(&st->finalizing, true);
     opal_event_base_poll(st->host->base);
     orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_PMIX, NULL, NULL);
+    orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_PROCS, NULL, NULL);
+    orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_CTRL, NULL, NULL);
     if (st->server_up) {
         PMIx_server_finalize();
     }
@@ -715,6 +733,22 @@ static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
     return rc;
 }
 
+/* Its pid, for PMIx_Log and the process tables. */
+static void pmix_module_proc_started(void *state, const orte_wireup_proc_t *proc, pid_t pid)
+{
+    wireup_pmix_state_t *st = state;
+    wireup_pmix_ns_t *pns = (proc->ns->index < st->num_nss) ? st->nss[proc->ns->index] : NULL;
+    wireup_pmix_local_t *local = (NULL != pns) ? wireup_pmix_find_local(pns, proc->rank) : NULL;
+    if (NULL != local) {
+        local->pid = pid;
+        local->exited = pid <= 0; /* never started */
+        local->exit_code = pid <= 0 ? 1 : 0;
+        local->signo = 0;
+        local->killed = false;
+        local->called_abort = false;
+    }
+}
+
 static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc, bool *unfinalized)
 {
     wireup_pmix_state_t *st = state;
@@ -724,6 +758,9 @@ static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc,
     if (NULL == local) {
         return;
     }
+    local->exited = true;
+    local->exit_code = proc->exit_code;
+    local->signo = proc->signo;
     *unfinalized = local->connected && !local->finalized;
     if (local->registered) {
         pmix_proc_t p;
@@ -738,6 +775,7 @@ static const orte_wireup_module_t wireup_pmix_module = {
     .init = pmix_module_init,
     .add_nspace = pmix_module_add_nspace,
     .proc_setup = pmix_module_proc_setup,
+    .proc_started = pmix_module_proc_started,
     .proc_exited = pmix_module_proc_exited,
     .del_nspace = pmix_module_del_nspace,
     .finalize = pmix_module_finalize,
