@@ -29,10 +29,6 @@ static int register_wireup(orte_session_t *s, orte_session_nsjob_t *nsj)
     for (uint32_t a = 0; a < nsj->spec->num_apps; ++a) {
         nsj->app_programs[a] = nsj->spec->apps[a].argv[0];
     }
-    uint64_t universe = 0;
-    for (uint32_t c = 0; c < s->launch->num_candidates; ++c) {
-        universe += s->launch->slots[c];
-    }
     for (uint32_t n = 0; n < nn; ++n) {
         nsj->node_vpid[n] = ORTE_VPID_INVALID;
     }
@@ -58,7 +54,7 @@ static int register_wireup(orte_session_t *s, orte_session_nsjob_t *nsj)
         .seq = s->spec->seq,
         .num_procs = nsj->num_procs,
         .num_apps = nsj->spec->num_apps,
-        .universe_size = universe > UINT32_MAX ? UINT32_MAX : (uint32_t) universe,
+        .universe_size = s->launch->universe_size,
         .num_nodes = nn,
         .node_names = nsj->node_names,
         .my_node = (0 == nsj->index) ? s->my_candidate : s->vpid - 1,

@@ -28,7 +28,7 @@ typedef struct orte_wireup_nspace {
     uint32_t seq;       /* the job's number in its DVM (HERD_JOBID) */
     uint32_t num_procs; /* ranks 0 .. num_procs - 1 */
     uint32_t num_apps;
-    uint32_t universe_size;        /* slots of the job's nodes (MPI_UNIVERSE_SIZE) */
+    uint32_t universe_size;        /* slots of the DVM's nodes (MPI_UNIVERSE_SIZE) */
     uint32_t num_nodes;            /* nodes of the node table (every candidate of the job) */
     const char *const *node_names; /* by node index */
     uint32_t my_node;              /* this node's index */

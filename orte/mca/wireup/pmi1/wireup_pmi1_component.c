@@ -494,7 +494,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
         reply(c, "cmd=my_kvsname kvsname=%s\n", ns->name);
     } else if (0 == strcmp(cmd, "get_universe_size")) {
         reply(c, "cmd=universe_size size=%u\n",
-              ns->universe_size > ns->num_procs ? ns->universe_size : ns->num_procs);
+              ns->universe_size > 0 ? ns->universe_size : ns->num_procs);
     } else if (0 == strcmp(cmd, "put")) {
         const char *kvs = wireup_pmi1_get(m, "kvsname"), *key = wireup_pmi1_get(m, "key");
         const char *value = wireup_pmi1_get(m, "value");

@@ -526,13 +526,15 @@ static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    uint32_t size = ns->num_procs, univ = ns->universe_size > size ? ns->universe_size : size;
+    /* the DVM's slots, as mpirun gives them, even when the job oversubscribes them */
+    uint32_t size = ns->num_procs, univ = ns->universe_size > 0 ? ns->universe_size : size;
+    uint32_t max_procs = univ > size ? univ : size;
     uint32_t num_local = ns->num_local, num_apps = napps;
     pmix_rank_t leader = num_local > 0 ? ns->local_ranks[0] : 0;
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOBID, pns->name, PMIX_STRING);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[ninfo++], PMIX_MAX_PROCS, &univ, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_MAX_PROCS, &max_procs, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_NUM_NODES, &num_used, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOB_NUM_APPS, &num_apps, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_NODE_MAP, node_regex, PMIX_REGEX);
