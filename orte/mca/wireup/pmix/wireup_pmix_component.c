@@ -19,15 +19,19 @@
 #include "orte/mca/wireup/pmix/wireup_pmix.h"
 
 #define WIREUP_PMIX_DEFAULT_PRIORITY 30
+/* Namespaces up to this size get every process's data registered on every node. */
+#define WIREUP_PMIX_DEFAULT_PROC_DATA_LIMIT 4096u
 
 static struct {
     int priority;                /* wireup_pmix_priority */
     bool ompi_hints;             /* wireup_pmix_ompi_hints */
+    unsigned proc_data_limit;    /* wireup_pmix_proc_data_limit */
     wireup_pmix_state_t *active; /* the running server: one per process */
     bool served;                 /* a server ran in this process: OpenPMIx cannot start another */
 } wireup_pmix_component_state = {
     .priority = WIREUP_PMIX_DEFAULT_PRIORITY,
     .ompi_hints = true,
+    .proc_data_limit = WIREUP_PMIX_DEFAULT_PROC_DATA_LIMIT,
 };
 
 int wireup_pmix_output(void)
@@ -520,7 +524,10 @@ static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
         rc = HERD_ERROR;
         goto out;
     }
-    cap = 20 + napps + ns->num_local;
+    /* every process's data, as mpirun registers it (a process asks another node's process's
+     * local rank, as OpenPMIx's dynamic example does), up to wireup_pmix_proc_data_limit */
+    bool all_procs = ns->num_procs <= wireup_pmix_component_state.proc_data_limit;
+    cap = 20 + napps + (all_procs ? ns->num_procs : ns->num_local);
     PMIX_INFO_CREATE(info, cap);
     if (NULL == info) {
         rc = HERD_ERR_OUT_OF_RESOURCE;
@@ -568,8 +575,9 @@ static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
         PMIX_INFO_LOAD(&info[ninfo++], PMIX_APP_INFO_ARRAY, array, PMIX_DATA_ARRAY);
         PMIX_DATA_ARRAY_FREE(array);
     }
-    for (uint32_t l = 0; l < num_local; ++l) {
-        if (HERD_SUCCESS != (rc = proc_data(st, ns, ns->local_ranks[l], node_id, &info[ninfo]))) {
+    for (uint32_t k = 0; k < (all_procs ? ns->num_procs : num_local); ++k) {
+        uint32_t rank = all_procs ? k : ns->local_ranks[k];
+        if (HERD_SUCCESS != (rc = proc_data(st, ns, rank, node_id, &info[ninfo]))) {
             goto out;
         }
         ninfo++;
@@ -800,10 +808,18 @@ static int wireup_pmix_register(const opal_mca_component_t *component)
                  "exists (its probe costs up to 0.2 s per process), and yield when idle where the "
                  "node is oversubscribed. What the user set for pml, mtl or mpi_yield_when_idle "
                  "is never overridden"},
+        {.name = "proc_data_limit",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &wireup_pmix_component_state.proc_data_limit,
+         .help = "Register every process's data (rank, local and node rank, app, node) on every "
+                 "node for namespaces of at most this many processes, as mpirun does; bigger ones "
+                 "get only their local processes' (a PMIx_Get of another node's process's local "
+                 "rank then fails), which keeps a large job's registration short"},
     };
 
     wireup_pmix_component_state.priority = WIREUP_PMIX_DEFAULT_PRIORITY;
     wireup_pmix_component_state.ompi_hints = true;
+    wireup_pmix_component_state.proc_data_limit = WIREUP_PMIX_DEFAULT_PROC_DATA_LIMIT;
     return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
