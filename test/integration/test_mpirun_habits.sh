@@ -114,4 +114,30 @@ for f in $FLAVOURS; do
     check_clean "$f MPI_UNIVERSE_SIZE with --host"
 done
 
+# --- what MPICH programs are told about the node (wireup_pmi1_topology_hint) ---------------------
+SHOW_HWLOC='echo "xml=${HWLOC_XMLFILE-unset} thissystem=${HWLOC_THISSYSTEM-unset}"'
+herdrun -n 1 sh -c "$SHOW_HWLOC"
+expect_out "topology hint: the process is given herd's topology file" "^xml=/.*\.xml thissystem=1$"
+xml=$(sed -n 's/^xml=\([^ ]*\) .*/\1/p' "$OUT")
+# a node with PCI devices has them in the file (MPICH asks hwloc for every one)
+want_io=no
+[ -n "$(ls /sys/bus/pci/devices 2>/dev/null)" ] && want_io=yes
+if [ -r "$xml" ] && grep -q '<topology' "$xml" &&
+    { [ $want_io = no ] || grep -q 'type="PCIDev"' "$xml"; }; then
+    ok "topology hint: the file is hwloc's XML, with the PCI devices"
+else
+    fail "topology hint: the file is hwloc's XML, with the PCI devices ($xml)"
+fi
+herdrun -n 1 -x HWLOC_COMPONENTS=linux sh -c "$SHOW_HWLOC"
+expect_out "topology hint: never over the user's HWLOC_ settings" "^xml=unset thissystem=unset$"
+herdrun -n 1 --mca wireup_pmi1_topology_hint 0 sh -c "$SHOW_HWLOC"
+expect_out "topology hint off: nothing said" "^xml=unset thissystem=unset$"
+check_clean "topology hint"
+for f in $FLAVOURS; do
+    herdrun_bg -n 4 --oversubscribe "$BIN/${f}_universe"
+    herdrun_wait "$HERDRUN_LIMIT"
+    expect_rc "$f program with the topology hint: runs" 0
+    check_clean "$f program with the topology hint"
+done
+
 finish
