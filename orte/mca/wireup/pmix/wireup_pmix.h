@@ -55,6 +55,7 @@ typedef struct wireup_pmix_state {
     /* Upcalls queued for the loop hold a reference: the state goes with the last of them. */
     _Atomic int refs;
     _Atomic bool finalizing;
+    _Atomic int deregistering; /* client deregistrations the library has not done yet */
     bool server_up;
     pmix_topology_t topology;
     void *hwloc_topology; /* ours, handed to the server (hwloc_topology_t) */

@@ -160,6 +160,14 @@ static bool node_has_mtl_device(void)
     return false;
 }
 
+/* Every client deregistration asked for is done (their cleanup with them); at most 5 s. */
+static void wait_deregistered(wireup_pmix_state_t *st)
+{
+    for (int i = 0; i < 5000 && atomic_load(&st->deregistering) > 0; ++i) {
+        usleep(1000);
+    }
+}
+
 static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
 {
     if (NULL != wireup_pmix_component_state.active) {
@@ -179,6 +187,7 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     st->host = host;
     atomic_init(&st->refs, 1);
     atomic_init(&st->finalizing, false);
+    atomic_init(&st->deregistering, 0);
     /* A herdrun run under another launcher's PMIx must not make our server that one's client. */
     extern char **environ;
     for (size_t i = 0; NULL != environ[i];) {
@@ -278,6 +287,7 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
 static void pmix_module_finalize(void *state)
 {
     wireup_pmix_state_t *st = state;
+    wait_deregistered(st);
     /* upcalls still queued answer the library with an error and touch nothing else */
     atomic_store(&st->finalizing, true);
     opal_event_base_poll(st->host->base);
@@ -303,6 +313,7 @@ static void pmix_module_abandon(void *state)
 {
     wireup_pmix_state_t *st = state;
     atomic_store(&st->finalizing, true);
+    wait_deregistered(st);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -759,10 +770,14 @@ static void pmix_module_proc_started(void *state, const orte_wireup_proc_t *proc
     }
 }
 
-/* Nothing waits for a client's deregistration: done by the library's thread, while this loop
- * serves the job's other processes (waiting for it cost up to 2 ms per exit on a busy node). */
+/* A client's deregistration is done by the library's thread while this loop serves the job's
+ * other processes (waiting for each cost up to 2 ms per exit on a busy node); the end of the
+ * server waits for them all, since that is when the library removes what the client registered
+ * for cleanup. */
 static void deregistered(pmix_status_t status, void *cbdata)
 {
+    wireup_pmix_state_t *st = cbdata;
+    atomic_fetch_sub(&st->deregistering, 1);
 }
 
 static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc, bool *unfinalized)
@@ -781,7 +796,8 @@ static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc,
     if (local->registered) {
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
-        PMIx_server_deregister_client(&p, deregistered, NULL);
+        atomic_fetch_add(&st->deregistering, 1);
+        PMIx_server_deregister_client(&p, deregistered, st);
         local->registered = false;
     }
 }
