@@ -12,14 +12,17 @@
 #          process that keeps its own copy of every peer's record.
 # Usage: contrib/bench/wireup.sh [PREFIX]
 #   PREFIX: an installed herd (default ./install, as contrib/setup-debian.sh makes it).
-#   WIREUP_BENCH_REPS (default 10), WIREUP_BENCH_TIMEOUT (default 120 s per run).
+#   WIREUP_BENCH_REPS (default 10), WIREUP_BENCH_TIMEOUT (default 120 s per run),
+#   WIREUP_BENCH_PARTS (default "ompi mpich libherd": which tables).
 # Cells: "median / best" ms of the whole command (contrib/bench/forkloop.c's stopwatch); ratios
-# from this one run. Timings are reported, never asserted: the exit status is 0 whatever they
-# are. Flags: herdrun -n N --oversubscribe; mpirun.openmpi --oversubscribe (--allow-run-as-root
-# as root); mpiexec.hydra -launcher fork.
+# from this one run. The MPI hellos run side by side: one run under herdrun, one under the other
+# launcher, and so on, so that what else the machine does weighs on both alike. Timings are
+# reported, never asserted: the exit status is 0 whatever they are. Flags: herdrun -n N
+# --oversubscribe; mpirun.openmpi --oversubscribe (--allow-run-as-root as root);
+# mpiexec.hydra -launcher fork.
 set -eu
 case "${1:-}" in
--h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
@@ -27,6 +30,8 @@ PREFIX=${1:-$TOP/install}
 REPS=${WIREUP_BENCH_REPS:-10}
 TIMEOUT=${WIREUP_BENCH_TIMEOUT:-120}
 SIZES="2 8 32"
+PARTS=${WIREUP_BENCH_PARTS:-ompi mpich libherd}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wireup-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -53,20 +58,49 @@ if PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --exists herd 2>/dev/null; t
         -Wl,-rpath,"$PREFIX/lib" && HERDBENCH=$TMP/herdbench
 fi
 
-# measure NAME N COMMAND...: median ms (or FAIL) in med_NAME_N, "median / best" in cell_NAME_N.
-measure() {
-    name=$1
-    n=$2
-    shift 2
-    if out=$("$FORKLOOP" --time --reps "$REPS" --timeout "$TIMEOUT" --log "$TMP/out" -- "$@" \
-        2>"$TMP/err"); then
-        eval "med_${name}_$n=\$(echo \"\$out\" | cut -d' ' -f2)"
-        eval "cell_${name}_$n=\$(echo \"\$out\" | awk '{printf \"%.1f / %.1f\", \$2, \$1}')"
-    else
-        eval "med_${name}_$n=FAIL; cell_${name}_$n=FAIL"
-        { echo "wireup.sh: $name -n $n failed: $*"; sed 's/^/    /' "$TMP/err";
-          tail -n 20 "$TMP/out" 2>/dev/null | sed 's/^/    /'; } >&2
-    fi
+# measure_pair N CMD_H -- CMD_O: herdrun's and the other launcher's command, one run each in
+# turn (after one untimed run of each), REPS times; sets med_h_N, cell_h_N, med_o_N, cell_o_N
+# (or FAIL, or n/a when CMD_O is empty).
+measure_pair() {
+    n=$1
+    shift
+    h_cmd=""
+    while [ "$1" != "--" ]; do h_cmd="$h_cmd $1"; shift; done
+    shift
+    o_cmd="$*"
+    : >"$TMP/h.times"
+    : >"$TMP/o.times"
+    for i in $(seq 0 "$REPS"); do
+        for who in h o; do
+            eval "cmd=\$${who}_cmd"
+            [ -n "$cmd" ] || continue
+            [ -f "$TMP/$who.failed" ] && continue
+            # shellcheck disable=SC2086
+            if out=$("$FORKLOOP" --time --reps 1 --warmup $((i == 0)) --timeout "$TIMEOUT" \
+                --log "$TMP/out" -- $cmd 2>"$TMP/err"); then
+                [ "$i" -gt 0 ] && echo "$out" | cut -d' ' -f1 >>"$TMP/$who.times"
+            else
+                touch "$TMP/$who.failed"
+                { echo "wireup.sh: -n $n failed: $cmd"; sed 's/^/    /' "$TMP/err"
+                  tail -n 20 "$TMP/out" 2>/dev/null | sed 's/^/    /'; } >&2
+            fi
+        done
+    done
+    for who in h o; do
+        eval "cmd=\$${who}_cmd"
+        if [ -z "$cmd" ]; then
+            eval "med_${who}_$n=n/a; cell_${who}_$n=n/a"
+        elif [ -f "$TMP/$who.failed" ]; then
+            eval "med_${who}_$n=FAIL; cell_${who}_$n=FAIL"
+            rm -f "$TMP/$who.failed"
+        else
+            med=$(sort -n "$TMP/$who.times" | awk '{ v[NR] = $1 } END {
+                if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+            best=$(sort -n "$TMP/$who.times" | head -n 1)
+            eval "med_${who}_$n=$med"
+            eval "cell_${who}_$n=\$(echo $med $best | awk '{printf \"%.1f / %.1f\", \$1, \$2}')"
+        fi
+    done
     return 0
 }
 ratio() {
@@ -82,16 +116,18 @@ hello_table() {
     echo "$flavour hello (MPI_Init, MPI_Allreduce, MPI_Finalize), wall ms: median / best of $REPS"
     printf '%-5s %-18s %-18s %s\n' N herdrun "$other" "herdrun/$other"
     for n in $SIZES; do
-        eval "med_h_$n=n/a; cell_h_$n=n/a; med_o_$n=n/a; cell_o_$n=n/a"
-        measure h "$n" "$HERDRUN" -n "$n" --oversubscribe "$TMP/${flavour}_hello"
+        other=""
+        [ -n "$other_cmd" ] && other="$other_cmd -n $n $TMP/${flavour}_hello"
         # shellcheck disable=SC2086
-        [ -n "$other_cmd" ] && measure o "$n" $other_cmd -n "$n" "$TMP/${flavour}_hello"
+        measure_pair "$n" "$HERDRUN" -n "$n" --oversubscribe "$TMP/${flavour}_hello" -- $other
         eval "printf '%-5s %-18s %-18s %s\n' $n \"\$cell_h_$n\" \"\$cell_o_$n\" \
             \"\$(ratio \"\$med_h_$n\" \"\$med_o_$n\")\""
     done
     echo
 }
-if [ -n "$OMPI_CC" ]; then
+if ! part ompi; then
+    :
+elif [ -n "$OMPI_CC" ]; then
     hello_table ompi mpirun "${MPIRUN:+$MPIRUN $MPIRUN_FLAGS}"
     # shellcheck disable=SC2154
     echo "target: Open MPI hello under herdrun <= 0.6x mpirun at n=8 ($(ratio "$med_h_8" "$med_o_8"))"
@@ -99,13 +135,20 @@ if [ -n "$OMPI_CC" ]; then
 else
     echo "ompi: mpicc.openmpi not installed: n/a"
 fi
-if [ -n "$MPICH_CC" ]; then
+if ! part mpich; then
+    :
+elif [ -n "$MPICH_CC" ]; then
     hello_table mpich hydra "${HYDRA:+$HYDRA -launcher fork}"
+    # shellcheck disable=SC2154
+    echo "target: MPICH hello under herdrun <= 0.8x Hydra at n=8 ($(ratio "$med_h_8" "$med_o_8"))" \
+        "and n=32 ($(ratio "$med_h_32" "$med_o_32"))"
+    echo
 else
     echo "mpich: mpicc.mpich not installed: n/a"
 fi
 
 # --- libherd fences, gets, memory -------------------------------------------------------------
+part libherd || exit 0
 if [ -z "$HERDBENCH" ]; then
     echo "libherd: pkg-config herd not found under $PREFIX: fence, get and mem are n/a"
     exit 0

@@ -47,8 +47,9 @@ static int cache_path(char *path, size_t size)
     if (HERD_SUCCESS != rc) {
         return rc;
     }
-    /* v2: restricted to our binding (a v1 file taken under taskset holds every CPU) */
-    snprintf(path, size, "%s/topology-v2-%s-%016llx-%x.xml", dir, boot, cpuset_hash(),
+    /* v2: restricted to our binding (a v1 file taken under taskset holds every CPU); v3: with
+     * the I/O objects, for the programs that read it (opal_topology_xml_file) */
+    snprintf(path, size, "%s/topology-v3-%s-%016llx-%x.xml", dir, boot, cpuset_hash(),
              (unsigned) hwloc_get_api_version());
     return HERD_SUCCESS;
 }
@@ -120,7 +121,58 @@ int opal_topology_load_local(hwloc_topology_t *topology)
     return rc;
 }
 
-/* Discovered, or read from the file cache when file_cache (and written there after a discovery). */
+/* This host's topology, discovered; with its I/O objects (PCI devices, NICs, disks) when with_io:
+ * hwloc's PCI plugin, which herd's own processes leave out (opal_topology_prepare), is allowed for
+ * this one discovery, while no other topology of ours holds hwloc's plugins. */
+static int discover(hwloc_topology_t *topology, bool with_io)
+{
+    char *saved = NULL;
+    const char *blacklist = getenv("HWLOC_PLUGINS_BLACKLIST");
+    if (with_io && NULL != blacklist && NULL != getenv(OPAL_TOPOLOGY_DEFAULT_MARK)) {
+        saved = strdup(blacklist);
+        setenv("HWLOC_PLUGINS_BLACKLIST", OPAL_TOPOLOGY_IO_BLACKLIST, 1);
+    }
+    hwloc_topology_t topo;
+    int rc = HERD_SUCCESS;
+    if (0 != hwloc_topology_init(&topo)) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+    } else {
+        if (with_io) {
+            hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+        }
+        if (0 != hwloc_topology_load(topo)) {
+            hwloc_topology_destroy(topo);
+            rc = HERD_ERROR;
+        }
+    }
+    if (NULL != saved) {
+        setenv("HWLOC_PLUGINS_BLACKLIST", saved, 1);
+        free(saved);
+    }
+    if (HERD_SUCCESS == rc) {
+        restrict_to_binding(topo);
+        *topology = topo;
+    }
+    return rc;
+}
+
+/* Written whole under a temporary name, then renamed: readers never see half a file. */
+static void write_cache(hwloc_topology_t topo, const char *path)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int) getpid());
+    if (0 == hwloc_topology_export_xml(topo, tmp, 0)) {
+        chmod(tmp, 0600);
+        if (0 != rename(tmp, path)) {
+            unlink(tmp);
+        }
+    } else {
+        unlink(tmp);
+    }
+}
+
+/* Discovered, or read from the file cache when file_cache (and written there after a discovery,
+ * with the I/O objects: herd reads it back without them, hwloc's default). */
 static int load_uncached(hwloc_topology_t *topology, bool file_cache)
 {
     char path[1024];
@@ -129,29 +181,41 @@ static int load_uncached(hwloc_topology_t *topology, bool file_cache)
         return HERD_SUCCESS;
     }
     hwloc_topology_t topo;
-    if (0 != hwloc_topology_init(&topo)) {
-        return HERD_ERR_OUT_OF_RESOURCE;
+    int rc = discover(&topo, cached);
+    if (HERD_SUCCESS != rc) {
+        return rc;
     }
-    if (0 != hwloc_topology_load(topo)) {
-        hwloc_topology_destroy(topo);
-        return HERD_ERROR;
+    if (!cached) {
+        *topology = topo;
+        return HERD_SUCCESS;
     }
-    restrict_to_binding(topo);
-    if (cached) {
-        /* written whole under a temporary name, then renamed: readers never see half a file */
-        char tmp[1100];
-        snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int) getpid());
-        if (0 == hwloc_topology_export_xml(topo, tmp, 0)) {
-            chmod(tmp, 0600);
-            if (0 != rename(tmp, path)) {
-                unlink(tmp);
-            }
-        } else {
-            unlink(tmp);
-        }
+    write_cache(topo, path);
+    hwloc_topology_destroy(topo);
+    if (HERD_SUCCESS == load_xml_file(path, topology)) {
+        return HERD_SUCCESS;
     }
-    *topology = topo;
-    return HERD_SUCCESS;
+    /* the file cannot be read back (a full disk): herd's own discovery, without the I/O */
+    unlink(path);
+    return discover(topology, false);
+}
+
+int opal_topology_xml_file(char *path, size_t size)
+{
+    const char *use = getenv("HERD_TOPOLOGY_CACHE");
+    if (NULL != use && 0 == strcmp(use, "0")) {
+        return HERD_ERR_NOT_AVAILABLE;
+    }
+    hwloc_topology_t topo;
+    int rc = opal_topology_load_local(&topo); /* makes the file when it is not there yet */
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    hwloc_topology_destroy(topo);
+    rc = cache_path(path, size);
+    if (HERD_SUCCESS == rc && 0 != access(path, R_OK)) {
+        rc = HERD_ERR_NOT_FOUND;
+    }
+    return rc;
 }
 
 void opal_topology_prepare(void)
@@ -159,7 +223,7 @@ void opal_topology_prepare(void)
     /* hwloc_pci too: herd keeps no I/O objects (hwloc's default filter drops them), yet loading
      * the plugin pulls in libpciaccess, libz and libudev in every process */
     if (NULL == getenv("HWLOC_PLUGINS_BLACKLIST")) {
-        setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml,hwloc_pci", 1);
+        setenv("HWLOC_PLUGINS_BLACKLIST", OPAL_TOPOLOGY_BLACKLIST, 1);
         setenv(OPAL_TOPOLOGY_DEFAULT_MARK, "1", 1);
     }
 }

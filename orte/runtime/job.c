@@ -277,6 +277,7 @@ int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch)
     int rc;
     if (HERD_SUCCESS != (rc = orte_job_spec_pack(buffer, launch->spec)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, launch->radix)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, launch->universe_size)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->node_index,
                                                             launch->num_candidates)) ||
         HERD_SUCCESS !=
@@ -302,6 +303,7 @@ int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
     }
     if (HERD_SUCCESS != (rc = orte_job_spec_unpack(buffer, &launch->spec)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &launch->radix)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &launch->universe_size)) ||
         HERD_SUCCESS !=
             (rc = opal_buffer_unpack_uint32_array(buffer, &launch->node_index, &n_index)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->slots, &n_slots)) ||

@@ -13,7 +13,7 @@
 #include "opal/visibility.h"
 
 /* Version of the launch message (raise it with every change to the encoding below). */
-#define ORTE_JOB_WIRE_VERSION 2u
+#define ORTE_JOB_WIRE_VERSION 3u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u
@@ -80,7 +80,8 @@ OPAL_EXPORT int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **sp
  * herdrun). */
 typedef struct orte_job_launch {
     orte_job_spec_t *spec;
-    uint32_t radix; /* of the job overlay's tree */
+    uint32_t radix;         /* of the job overlay's tree */
+    uint32_t universe_size; /* the DVM's slots (its nodes that are up): MPI_UNIVERSE_SIZE */
     uint32_t num_candidates;
     uint32_t *node_index; /* per candidate: index of the node in the DVM (vpid - 1) */
     uint32_t *slots;      /* per candidate, from the allocation */

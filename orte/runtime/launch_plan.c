@@ -61,6 +61,14 @@ static int choose_candidates(launch_job_t *job)
             return HERD_ERR_SILENT;
         }
     }
+    uint64_t universe = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        /* MPI_UNIVERSE_SIZE: every slot of the DVM, whatever --host says, as mpirun gives it */
+        if (NULL == job->backend->node_up || job->backend->node_up(job, i)) {
+            universe += alloc->nodes[i].slots;
+        }
+    }
+    launch->universe_size = universe > UINT32_MAX ? UINT32_MAX : (uint32_t) universe;
     for (uint32_t i = 0; i < n; ++i) {
         if (NULL != job->spec->hosts &&
             opal_argv_find(job->spec->hosts, alloc->nodes[i].name) < 0) {

@@ -69,8 +69,9 @@ typedef struct orte_session_nsjob {
     orte_wireup_nspace_t ns;
     char name[OPAL_JOBDB_ID_MAX + 16];
     const char **node_names;
-    orte_vpid_t *node_vpid; /* per node of its table: the session daemon there */
-    orte_vpid_t *daemons;   /* those hosting its processes */
+    const char **app_programs; /* per app: its argv[0] (pointers into spec) */
+    orte_vpid_t *node_vpid;    /* per node of its table: the session daemon there */
+    orte_vpid_t *daemons;      /* those hosting its processes */
     uint32_t num_daemons;
     uint32_t *local_ranks;
     uint32_t num_local;
@@ -241,6 +242,11 @@ void orte_session_procs_recv_abort(orte_overlay_t *overlay, orte_vpid_t src, uin
                                    const void *data, size_t length, void *arg);
 void orte_session_procs_recv_signal(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                                     const void *data, size_t length, void *arg);
+/* Job control of this node's processes of nsj (rank, or all: ORTE_WIREUP_RANK_WILDCARD), asked
+ * by a process (PMIx_Job_control): those killed ended because they were asked to, not failures
+ * of their own. HERD_ERR_NOT_FOUND when none of them runs here. */
+int orte_session_procs_signal(orte_session_t *s, orte_session_nsjob_t *nsj, uint32_t rank,
+                              orte_wireup_signal_how_t how, int signo);
 
 /* ------------------------------------------------------------------------------------------ */
 /* session_io.c: the processes' I/O and the daemon's own output */

@@ -52,6 +52,7 @@ void orte_session_nsjob_free(orte_session_nsjob_t *nsj)
     }
     orte_job_spec_free(nsj->own_spec);
     free(nsj->node_names);
+    free(nsj->app_programs);
     free(nsj->node_vpid);
     free(nsj->daemons);
     free(nsj->local_ranks);

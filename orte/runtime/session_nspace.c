@@ -21,13 +21,13 @@ static int register_wireup(orte_session_t *s, orte_session_nsjob_t *nsj)
     nsj->daemons = malloc((np > 0 ? np : 1) * sizeof(*nsj->daemons));
     nsj->local_ranks =
         malloc((nsj->num_local > 0 ? nsj->num_local : 1) * sizeof(*nsj->local_ranks));
+    nsj->app_programs = calloc(nsj->spec->num_apps + 1, sizeof(*nsj->app_programs));
     if (NULL == nsj->node_names || NULL == nsj->node_vpid || NULL == nsj->daemons ||
-        NULL == nsj->local_ranks) {
+        NULL == nsj->local_ranks || NULL == nsj->app_programs) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    uint64_t universe = 0;
-    for (uint32_t c = 0; c < s->launch->num_candidates; ++c) {
-        universe += s->launch->slots[c];
+    for (uint32_t a = 0; a < nsj->spec->num_apps; ++a) {
+        nsj->app_programs[a] = nsj->spec->apps[a].argv[0];
     }
     for (uint32_t n = 0; n < nn; ++n) {
         nsj->node_vpid[n] = ORTE_VPID_INVALID;
@@ -54,7 +54,7 @@ static int register_wireup(orte_session_t *s, orte_session_nsjob_t *nsj)
         .seq = s->spec->seq,
         .num_procs = nsj->num_procs,
         .num_apps = nsj->spec->num_apps,
-        .universe_size = universe > UINT32_MAX ? UINT32_MAX : (uint32_t) universe,
+        .universe_size = s->launch->universe_size,
         .num_nodes = nn,
         .node_names = nsj->node_names,
         .my_node = (0 == nsj->index) ? s->my_candidate : s->vpid - 1,
@@ -64,6 +64,7 @@ static int register_wireup(orte_session_t *s, orte_session_nsjob_t *nsj)
         .db_name = opal_jobdb_name(nsj->db),
         .parent_nspace = nsj->parent_nspace,
         .parent_rank = nsj->parent_rank,
+        .app_programs = nsj->app_programs,
     };
     int rc = orte_session_wireup_add_nspace(s->wireup.modules, &nsj->ns, nsj->daemons,
                                             nsj->num_daemons, nsj->node_vpid);
@@ -165,6 +166,23 @@ static void wireup_abort(void *ctx, uint32_t nspace, uint32_t rank, int status, 
     opal_buffer_destruct(&buffer);
 }
 
+/* A process asked for job control of processes of this node (PMIx_Job_control). */
+static int wireup_signal(void *ctx, uint32_t nspace, uint32_t rank, orte_wireup_signal_how_t how,
+                         int signo)
+{
+    orte_session_t *s = ctx;
+    if (nspace >= s->map.num_jobs || NULL == s->map.jobs[nspace]) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    return orte_session_procs_signal(s, s->map.jobs[nspace], rank, how, signo);
+}
+
+static bool wireup_aborting(void *ctx)
+{
+    orte_session_t *s = ctx;
+    return s->local.aborting;
+}
+
 /* The wireup modules, once the overlay can carry the engine's messages. */
 int orte_session_nspace_start_wireup(orte_session_t *s)
 {
@@ -176,6 +194,8 @@ int orte_session_nspace_start_wireup(orte_session_t *s)
                                            .send = wireup_send,
                                            .abort = wireup_abort,
                                            .spawn = orte_session_spawn_request,
+                                           .signal = wireup_signal,
+                                           .aborting = wireup_aborting,
                                            .ctx = s};
     return orte_session_wireup_start(&config, &s->wireup.modules);
 }

@@ -305,7 +305,11 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     bool unfinalized = false;
     orte_session_nsjob_t *nsj = orte_session_nsjob_of(s, rank);
     if (NULL != s->wireup.modules && NULL != nsj) {
-        orte_wireup_proc_t proc = {.ns = &nsj->ns, .rank = rank - nsj->offset, .app = r->app};
+        orte_wireup_proc_t proc = {.ns = &nsj->ns,
+                                   .rank = rank - nsj->offset,
+                                   .app = r->app,
+                                   .exit_code = info->exit_code,
+                                   .signo = info->signaled ? info->signo : 0};
         unfinalized = orte_session_wireup_proc_exited(s->wireup.modules, &proc);
     }
     bool called_abort = ORTE_PROC_ABORTED == r->state;
@@ -318,7 +322,8 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     r->user_us = (uint64_t) info->user_cpu.tv_sec * 1000000u + (uint64_t) info->user_cpu.tv_usec;
     r->sys_us = (uint64_t) info->sys_cpu.tv_sec * 1000000u + (uint64_t) info->sys_cpu.tv_usec;
     r->max_rss_kb = info->max_rss_kb;
-    r->aborted = s->local.aborting;
+    /* killed on a process's request (PMIx_Job_control): aborted already */
+    r->aborted = r->aborted || s->local.aborting;
     if (info->not_started) {
         r->state = ORTE_PROC_START_FAILED; /* its exec failed after all (odls said why) */
         r->signaled = false;
@@ -327,10 +332,10 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
         r->state = ORTE_PROC_ABORTED; /* what it did last is what counts */
         r->signaled = false;
         r->exit_code = abort_status;
-    } else if (unfinalized && !r->signaled && 0 == r->exit_code && !s->local.aborting) {
+    } else if (unfinalized && !r->signaled && 0 == r->exit_code && !r->aborted) {
         r->state = ORTE_PROC_UNFINALIZED;
     }
-    if (orte_proc_record_failed(r) && !s->local.aborting) {
+    if (orte_proc_record_failed(r) && !r->aborted) {
         orte_session_send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
     }
 }
@@ -394,4 +399,28 @@ void orte_session_procs_recv_signal(orte_overlay_t *overlay, orte_vpid_t src, ui
         s->local.odls->signal(s->local.procs, signo);
     }
     opal_buffer_destruct(&buffer);
+}
+
+int orte_session_procs_signal(orte_session_t *s, orte_session_nsjob_t *nsj, uint32_t rank,
+                              orte_wireup_signal_how_t how, int signo)
+{
+    bool any = false;
+    int rc = HERD_ERR_NOT_FOUND;
+    for (uint32_t i = 0; NULL != s->local.procs && i < nsj->num_local; ++i) {
+        orte_proc_record_t *r = &s->local.records[nsj->first_record + i];
+        if ((ORTE_WIREUP_RANK_WILDCARD != rank && r->rank != nsj->offset + rank) || r->pid <= 0) {
+            continue;
+        }
+        int one =
+            (ORTE_WIREUP_SIGNAL == how)
+                ? s->local.odls->signal_proc(s->local.procs, r->pid, signo)
+                : s->local.odls->kill_proc(s->local.procs, r->pid,
+                                           ORTE_WIREUP_KILL == how ? 0 : s->spec->kill_grace_ms);
+        if (HERD_SUCCESS == one && ORTE_WIREUP_SIGNAL != how) {
+            r->aborted = true; /* asked to end: not a failure of its own */
+        }
+        any = any || HERD_SUCCESS == one;
+        rc = (HERD_ERR_NOT_FOUND == one) ? rc : one;
+    }
+    return any ? HERD_SUCCESS : rc;
 }

@@ -68,6 +68,22 @@ static int host_spawn(void *ctx, const orte_wireup_spawn_request_t *request,
     return w->config.spawn(w->config.ctx, request, cb, cbdata);
 }
 
+static int host_signal(void *ctx, uint32_t nspace, uint32_t rank, orte_wireup_signal_how_t how,
+                       int signo)
+{
+    orte_session_wireup_t *w = ctx;
+    if (NULL == w->config.signal) {
+        return HERD_ERR_NOT_SUPPORTED;
+    }
+    return w->config.signal(w->config.ctx, nspace, rank, how, signo);
+}
+
+static bool host_aborting(void *ctx)
+{
+    orte_session_wireup_t *w = ctx;
+    return NULL != w->config.aborting && w->config.aborting(w->config.ctx);
+}
+
 static const orte_wireup_nspace_t *host_nspace(void *ctx, uint32_t index)
 {
     orte_session_wireup_t *w = ctx;
@@ -177,6 +193,8 @@ int orte_session_wireup_start(const orte_session_wireup_config_t *config,
                                    .abort = host_abort,
                                    .spawn = host_spawn,
                                    .nspace = host_nspace,
+                                   .signal = host_signal,
+                                   .aborting = host_aborting,
                                    .ctx = w};
     for (size_t i = 0; i < n; ++i) {
         void *state = NULL;

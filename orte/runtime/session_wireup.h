@@ -29,6 +29,11 @@ typedef struct orte_session_wireup_config {
     /* a process asked for more processes (orte_wireup_host_t's spawn) */
     int (*spawn)(void *ctx, const orte_wireup_spawn_request_t *request, orte_wireup_spawn_fn_t cb,
                  void *cbdata);
+    /* job control of this node's processes, and whether the job is being aborted
+     * (orte_wireup_host_t's signal and aborting) */
+    int (*signal)(void *ctx, uint32_t nspace, uint32_t rank, orte_wireup_signal_how_t how,
+                  int signo);
+    bool (*aborting)(void *ctx);
     void *ctx;
 } orte_session_wireup_config_t;
 

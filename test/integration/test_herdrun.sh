@@ -294,7 +294,7 @@ check_clean "one SIGINT and a grace"
 fresh timeout
 herdrun $SIM 2 --timeout 1 -n 2 "$BIN/sleeper.sh" "$dir"
 expect_rc "--timeout 1: herdrun exits 124" 124
-expect_err "--timeout 1: the message names the timeout" "timeout 1"
+expect_err "--timeout 1: the message names the time limit" "time limit of 1 s"
 expect_all_gone "--timeout 1: the processes are gone" "$dir"
 check_clean "--timeout 1"
 

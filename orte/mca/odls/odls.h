@@ -14,7 +14,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_odls_INTERFACE_VERSION 1u
+#define OPAL_MCA_odls_INTERFACE_VERSION 2u
 
 /* Most descriptors a process can inherit besides stdin, stdout and stderr. */
 #define ORTE_ODLS_MAX_EXTRA_FDS 8
@@ -105,6 +105,10 @@ struct orte_odls_module {
     int (*kill_all)(orte_odls_t *instance, int grace_ms);
     /* Forward signo to every live process's process group. */
     int (*signal)(orte_odls_t *instance, int signo);
+    /* kill_all() and signal() for one live process (its pid): HERD_ERR_NOT_FOUND when pid is
+     * not one (any more). */
+    int (*kill_proc)(orte_odls_t *instance, pid_t pid, int grace_ms);
+    int (*signal_proc)(orte_odls_t *instance, pid_t pid, int signo);
     /* How many launched processes have not been reported as exited yet. */
     size_t (*num_alive)(const orte_odls_t *instance);
 };
@@ -123,7 +127,8 @@ OPAL_EXPORT int orte_odls_base_kill_grace_ms(void);
 
 /* Checks that argv0 names an executable regular file, the way launch() will find it: in the
  * colon-separated path (NULL: "/usr/bin:/bin"; empty entries and relative ones are taken from
- * cwd) unless argv0 holds a '/', relative names from cwd (NULL: ours). Call it for every app
+ * cwd), then in cwd itself as mpirun does, unless argv0 holds a '/'; relative names from cwd
+ * (NULL: ours). Call it for every app
  * before starting anything. On success *resolved is the path to exec (caller frees). Otherwise
  * the problem is reported naming the program and node, and HERD_ERR_NOT_FOUND (no such file) or
  * HERD_ERR_BAD_PARAM (not executable, a directory, empty name) returned. */

@@ -14,7 +14,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_wireup_INTERFACE_VERSION 2u
+#define OPAL_MCA_wireup_INTERFACE_VERSION 3u
 
 /* ------------------------------------------------------------------------------------------ */
 /* What a module is told about a job */
@@ -28,7 +28,7 @@ typedef struct orte_wireup_nspace {
     uint32_t seq;       /* the job's number in its DVM (HERD_JOBID) */
     uint32_t num_procs; /* ranks 0 .. num_procs - 1 */
     uint32_t num_apps;
-    uint32_t universe_size;        /* slots of the job's nodes (MPI_UNIVERSE_SIZE) */
+    uint32_t universe_size;        /* slots of the DVM's nodes (MPI_UNIVERSE_SIZE) */
     uint32_t num_nodes;            /* nodes of the node table (every candidate of the job) */
     const char *const *node_names; /* by node index */
     uint32_t my_node;              /* this node's index */
@@ -41,15 +41,19 @@ typedef struct orte_wireup_nspace {
     /* spawned namespaces: who asked for it (index and rank of the parent), else UINT32_MAX */
     uint32_t parent_nspace;
     uint32_t parent_rank;
+    const char *const *app_programs; /* by app: its program as the job gave it (argv[0]) */
 } orte_wireup_nspace_t;
 
-/* One local process about to start. */
+/* One local process about to start (or, in proc_exited, that ended). */
 typedef struct orte_wireup_proc {
     const orte_wireup_nspace_t *ns;
     uint32_t rank;
     uint32_t app;
     uint32_t local_rank;
     uint32_t node_rank;
+    /* proc_exited only: its exit status, or the signal that killed it (0: none) */
+    int exit_code;
+    int signo;
 } orte_wireup_proc_t;
 
 /* What a module adds to a process before it starts: environment variables and descriptors
@@ -86,7 +90,9 @@ typedef enum orte_wireup_kind {
     ORTE_WIREUP_KIND_PMI1 = 2,
     ORTE_WIREUP_KIND_PMIX = 3,
     ORTE_WIREUP_KIND_CONNECT = 4, /* PMIx_Connect and friends: a fence without data */
-    ORTE_WIREUP_NUM_KINDS = 5,
+    ORTE_WIREUP_KIND_PROCS = 5,   /* direct requests: what a daemon knows of its processes */
+    ORTE_WIREUP_KIND_CTRL = 6,    /* direct requests: signal or kill a daemon's processes */
+    ORTE_WIREUP_NUM_KINDS = 7,
 } orte_wireup_kind_t;
 
 /* Any rank of a namespace (the whole namespace in a process list). */
@@ -151,9 +157,9 @@ OPAL_EXPORT int orte_wireup_allgather(orte_wireup_engine_t *engine,
                                       orte_wireup_kind_t kind, const void *data, size_t len,
                                       orte_wireup_blobs_fn_t cb, void *cbdata);
 
-/* Raw direct modex (pmix): a module answers requests of its kind for its local processes. The
- * handler is called on the event loop; it answers through reply(ticket, ...) exactly once,
- * possibly later. */
+/* Raw direct modex (pmix), and direct requests of other kinds (PROCS, CTRL): a module answers
+ * requests of its kind for its local processes. The handler is called on the event loop; it
+ * answers through reply(ticket, ...) exactly once, possibly later. */
 typedef struct orte_wireup_ticket orte_wireup_ticket_t;
 typedef void (*orte_wireup_dmodex_handler_t)(void *ctx, uint32_t nspace, uint32_t rank,
                                              const char *key, int timeout_ms,
@@ -163,7 +169,8 @@ OPAL_EXPORT int orte_wireup_set_dmodex_handler(orte_wireup_engine_t *engine,
                                                orte_wireup_dmodex_handler_t handler, void *ctx);
 OPAL_EXPORT void orte_wireup_dmodex_reply(orte_wireup_ticket_t *ticket, int status,
                                           const void *data, size_t len, const char *error);
-/* Ask the daemon hosting (nspace, rank) for its data of kind (key may be NULL). */
+/* Ask the daemon hosting (nspace, rank) for its data of kind (key may be NULL); for the request
+ * kinds (PROCS, CTRL), key says what is asked and the answer is what the handler replied. */
 OPAL_EXPORT int orte_wireup_dmodex(orte_wireup_engine_t *engine, uint32_t nspace, uint32_t rank,
                                    orte_wireup_kind_t kind, const char *key, int timeout_ms,
                                    orte_wireup_value_fn_t cb, void *cbdata);
@@ -202,6 +209,13 @@ typedef struct orte_wireup_spawn_request {
     uint32_t num_preput;
 } orte_wireup_spawn_request_t;
 
+/* What a job control (PMIx_Job_control) does to processes. */
+typedef enum orte_wireup_signal_how {
+    ORTE_WIREUP_SIGNAL = 1,    /* send them the signal, nothing more */
+    ORTE_WIREUP_KILL = 2,      /* SIGKILL now */
+    ORTE_WIREUP_TERMINATE = 3, /* SIGTERM, then SIGKILL after odls_base_kill_grace_ms */
+} orte_wireup_signal_how_t;
+
 /* The new namespace's index, or an error and a sentence saying why. */
 typedef void (*orte_wireup_spawn_fn_t)(int status, uint32_t nspace, const char *error,
                                        void *cbdata);
@@ -219,6 +233,13 @@ typedef struct orte_wireup_host {
                  void *cbdata);
     /* A namespace (its numbers, names and database) by index; NULL when unknown here. */
     const orte_wireup_nspace_t *(*nspace)(void *ctx, uint32_t index);
+    /* Job control of this node's processes of nspace: rank, or every one
+     * (ORTE_WIREUP_RANK_WILDCARD). Processes killed (KILL, TERMINATE) ended because they were
+     * asked to: not failures of their own. HERD_ERR_NOT_FOUND when none of them runs here. */
+    int (*signal)(void *ctx, uint32_t nspace, uint32_t rank, orte_wireup_signal_how_t how,
+                  int signo);
+    /* Whether the job is being aborted (its processes are being killed). */
+    bool (*aborting)(void *ctx);
     void *ctx;
 } orte_wireup_host_t;
 

@@ -53,7 +53,8 @@ static const opal_cmd_line_option_t herdrun_option_table[] = {
     {"report-usage", 0, OPAL_CMD_LINE_OPTIONAL_ARG, "FILE",
      "Report the CPU time, memory and wall time of every process when the job ends; with =FILE, "
      "write the report to FILE"},
-    {"timeout", 0, 1, "SECONDS", "Abort the job if it has not ended after SECONDS"},
+    {"timeout", 0, 1, "SECONDS",
+     "Abort the job if it has not ended after SECONDS (without it: MPIEXEC_TIMEOUT, when set)"},
     {"tag-output", 0, 0, NULL,
      "Start every line of the processes' output with [jobid,rank]<stdout>: (or <stderr>:)"},
     {"timestamp-output", 0, 0, NULL,
@@ -682,6 +683,14 @@ static int herdrun_apply_job_options(herdrun_parse_t *parse)
     }
     if (NULL != job->timeout && !herdrun_parse_count(job->timeout, &timeout)) {
         opal_show_help(HERDRUN_HELP_FILE, "bad-timeout", false, job->timeout, HERDRUN_MAX_COUNT);
+        return HERD_ERR_SILENT;
+    }
+    /* What mpirun and Hydra honour, and test suites set so a hung test ends; the option wins.
+     * Empty or 0 is no limit, as for them. */
+    const char *env_timeout = getenv("MPIEXEC_TIMEOUT");
+    if (NULL == job->timeout && NULL != env_timeout && '\0' != env_timeout[0] &&
+        0 != strcmp(env_timeout, "0") && !herdrun_parse_count(env_timeout, &timeout)) {
+        opal_show_help(HERDRUN_HELP_FILE, "bad-env-timeout", false, env_timeout, HERDRUN_MAX_COUNT);
         return HERD_ERR_SILENT;
     }
     /* Once for the whole job, so a bad value fails now rather than on every daemon. */

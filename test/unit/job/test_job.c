@@ -265,6 +265,7 @@ static void fill_launch(orte_job_launch_t *launch, orte_job_spec_t *spec)
     memset(launch, 0, sizeof(*launch));
     launch->spec = spec;
     launch->radix = 32;
+    launch->universe_size = 96;
     launch->num_candidates = 3;
     launch->node_index = launch_index;
     launch->slots = launch_slots;
@@ -307,7 +308,8 @@ static int launch_arrays_rc(const orte_job_spec_t *spec, size_t n_index, size_t 
     opal_buffer_t b;
     opal_buffer_init(&b);
     assert_int_equal(HERD_SUCCESS, orte_job_spec_pack(&b, spec));
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&b, 2));
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&b, 2)); /* radix */
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&b, 8)); /* universe size */
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_index));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_slots));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_max));
@@ -827,6 +829,7 @@ static void test_launch_roundtrip(void **state)
     assert_int_equal(0, opal_buffer_remaining(&buffer));
     assert_spec_equal(&spec, got->spec);
     assert_int_equal(32, got->radix);
+    assert_int_equal(96, got->universe_size);
     assert_int_equal(3, got->num_candidates);
     assert_u32_array_equal(launch_index, got->node_index, 3);
     assert_u32_array_equal(launch_slots, got->slots, 3);

@@ -643,6 +643,20 @@ static void test_missing_program(void **state)
     assert_string_equal(resolved, "/usr/bin/../bin/true");
     free(resolved);
 
+    /* not in PATH but in the working directory: found there, as mpirun finds it */
+    char *local = scratch_path("herd-wdir-program");
+    f = fopen(local, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(local, 0700), 0);
+    assert_int_equal(orte_odls_base_check_program("herd-wdir-program", "/usr/bin:/bin", scratch_dir,
+                                                  "n", &resolved),
+                     HERD_SUCCESS);
+    assert_string_equal(resolved, local);
+    free(resolved);
+    unlink(local);
+    free(local);
+
     /* launch checks too, and starts nothing */
     herd_test_capture_start(&capture);
     rc = ctx->module->launch(ctx->odls, &spec);
@@ -697,6 +711,51 @@ static void test_kill_all_escalates(void **state)
     assert_true(ctx->exits[0].signaled);
     assert_int_equal(ctx->exits[0].signo, SIGKILL);
     assert_int_equal(orte_odls_exit_status(&ctx->exits[0]), 128 + SIGKILL);
+}
+
+static bool two_reported(const test_ctx_t *ctx)
+{
+    return ctx->reported[0] + ctx->reported[1] >= 2;
+}
+
+/* One process signalled or killed (PMIx_Job_control): the others go on; a pid that is not one
+ * of the instance's is refused. */
+static void test_kill_and_signal_one(void **state)
+{
+    test_ctx_t *ctx = *state;
+    char *argv[] = {"sh", "-c", "trap 'exit 7' USR1; echo ready; while :; do sleep 0.05; done",
+                    NULL};
+    pid_t pids[3] = {0, 0, 0};
+    char line[64];
+
+    for (uint32_t r = 0; r < 3; ++r) {
+        orte_odls_proc_spec_t spec = spec_for(argv, r);
+        int out[2];
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        spec.stdout_fd = out[1];
+        spec.pid = &pids[r];
+        assert_int_equal(ctx->module->launch(ctx->odls, &spec), HERD_SUCCESS);
+        close(out[1]);
+        read_line(out[0], line, sizeof(line));
+        close(out[0]);
+    }
+    assert_int_equal(ctx->module->signal_proc(ctx->odls, pids[0], SIGUSR1), HERD_SUCCESS);
+    assert_int_equal(ctx->module->kill_proc(ctx->odls, pids[1], 0), HERD_SUCCESS);
+    assert_int_equal(ctx->module->kill_proc(ctx->odls, getpid(), 0), HERD_ERR_NOT_FOUND);
+    assert_int_equal(ctx->module->signal_proc(ctx->odls, pids[0], 0), HERD_ERR_BAD_PARAM);
+    run_until(ctx, two_reported);
+    assert_false(ctx->exits[0].signaled);
+    assert_int_equal(ctx->exits[0].exit_code, 7);
+    assert_true(ctx->exits[1].signaled);
+    assert_int_equal(ctx->exits[1].signo, SIGKILL);
+    assert_int_equal(ctx->reported[2], 0);
+    assert_int_equal(ctx->module->num_alive(ctx->odls), 1);
+    /* a terminate: SIGTERM first */
+    assert_int_equal(ctx->module->kill_proc(ctx->odls, pids[2], 5000), HERD_SUCCESS);
+    run_until(ctx, all_exited);
+    assert_true(ctx->exits[2].signaled);
+    assert_int_equal(ctx->exits[2].signo, SIGTERM);
+    assert_int_equal(ctx->module->kill_proc(ctx->odls, pids[2], 0), HERD_ERR_NOT_FOUND);
 }
 
 static void test_kill_all_process_group(void **state)
@@ -943,6 +1002,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_instances, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_kills, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_and_signal_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
     };
     struct rlimit no_core = {.rlim_cur = 0, .rlim_max = RLIM_INFINITY};

@@ -3,6 +3,7 @@
 #include "herd_config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,26 @@ static int odls_base_executable(const char *candidate)
     return 0;
 }
 
+/* One candidate of a search (taken): *found when it can be run; else the first one that exists
+ * but cannot be run is kept with its errno, and the search goes on as a shell's does. False when
+ * candidate is NULL (out of memory). */
+static bool odls_base_try(char *candidate, char **found, char **rejected, int *rejected_errno)
+{
+    if (NULL == candidate) {
+        return false;
+    }
+    int err = odls_base_executable(candidate);
+    if (0 == err) {
+        *found = candidate;
+    } else if (ENOENT != err && ENOTDIR != err && NULL == *rejected) {
+        *rejected = candidate;
+        *rejected_errno = err;
+    } else {
+        free(candidate);
+    }
+    return true;
+}
+
 int orte_odls_base_check_program(const char *argv0, const char *path, const char *cwd,
                                  const char *node_name, char **resolved)
 {
@@ -89,26 +110,22 @@ int orte_odls_base_check_program(const char *argv0, const char *path, const char
         while (NULL == found) {
             const char *colon = strchr(entry, ':');
             size_t len = (NULL != colon) ? (size_t) (colon - entry) : strlen(entry);
-            char *candidate = odls_base_join(cwd, entry, len, argv0);
-            int err;
-            if (NULL == candidate) {
+            if (!odls_base_try(odls_base_join(cwd, entry, len, argv0), &found, &rejected,
+                               &rejected_errno)) {
                 free(rejected);
                 return HERD_ERR_OUT_OF_RESOURCE;
-            }
-            err = odls_base_executable(candidate);
-            if (0 == err) {
-                found = candidate;
-            } else if (ENOENT != err && ENOTDIR != err && NULL == rejected) {
-                /* keep searching like a shell does, but remember why this one was refused */
-                rejected = candidate;
-                rejected_errno = err;
-            } else {
-                free(candidate);
             }
             if (NULL == colon) {
                 break;
             }
             entry = colon + 1;
+        }
+        /* as mpirun: a program PATH does not have is looked for in the working directory, so
+         * "herdrun -n 4 hello" runs ./hello without "." in PATH (and spawns "worker") */
+        if (NULL == found && !odls_base_try(odls_base_join(cwd, NULL, 0, argv0), &found, &rejected,
+                                            &rejected_errno)) {
+            free(rejected);
+            return HERD_ERR_OUT_OF_RESOURCE;
         }
     }
 
@@ -127,7 +144,8 @@ int orte_odls_base_check_program(const char *argv0, const char *path, const char
         rc = HERD_ERR_NOT_FOUND;
     } else {
         opal_show_help(ODLS_BASE_HELP_FILE, "program-not-found", true, argv0, node,
-                       (NULL != path) ? path : ODLS_BASE_DEFAULT_PATH);
+                       (NULL != path) ? path : ODLS_BASE_DEFAULT_PATH,
+                       (NULL != cwd) ? cwd : "the launcher's working directory");
         rc = HERD_ERR_NOT_FOUND;
     }
     free(rejected);

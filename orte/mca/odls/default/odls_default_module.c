@@ -978,10 +978,41 @@ static int odls_default_add_doomed(orte_odls_t *odls, pid_t group)
     return HERD_SUCCESS;
 }
 
+/* SIGTERM to pid and its group, remembered for SIGKILL at the end of the grace; with no grace
+ * (or no memory to remember it), SIGKILL now. */
+static void odls_default_doom(orte_odls_t *odls, pid_t pid, int grace_ms)
+{
+    if (0 == grace_ms) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        return;
+    }
+    /* the leader too, in case it left its group */
+    kill(-pid, SIGTERM);
+    kill(pid, SIGTERM);
+    if (HERD_SUCCESS != odls_default_add_doomed(odls, pid)) {
+        /* cannot wait for it without remembering it: no grace then */
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+}
+
+/* The grace of the doomed starts now (unless it runs already). */
+static void odls_default_arm_grace(orte_odls_t *odls, int grace_ms)
+{
+    if (odls->num_doomed > 0 && !odls->kill_timer_armed) {
+        struct timeval grace = {.tv_sec = grace_ms / 1000, .tv_usec = (grace_ms % 1000) * 1000};
+        if (HERD_SUCCESS != opal_event_add(odls->kill_timer, &grace)) {
+            /* no timer, no grace: never leave a process behind */
+            odls_default_kill_doomed(odls);
+            return;
+        }
+        odls->kill_timer_armed = true;
+    }
+}
+
 static int odls_default_kill_all(orte_odls_t *odls, int grace_ms)
 {
-    int rc = HERD_SUCCESS;
-
     if (NULL == odls) {
         return HERD_ERR_BAD_PARAM;
     }
@@ -989,36 +1020,14 @@ static int odls_default_kill_all(orte_odls_t *odls, int grace_ms)
         grace_ms = orte_odls_base_kill_grace_ms();
     }
     for (size_t i = 0; i < odls->num_procs; ++i) {
-        pid_t pid = odls->procs[i].pid;
-        if (0 == grace_ms) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            continue;
-        }
-        /* the leader too, in case it left its group */
-        kill(-pid, SIGTERM);
-        kill(pid, SIGTERM);
-        if (HERD_SUCCESS != odls_default_add_doomed(odls, pid)) {
-            /* cannot wait for it without remembering it: no grace then */
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-        }
+        odls_default_doom(odls, odls->procs[i].pid, grace_ms);
     }
     if (0 == grace_ms) {
         odls_default_kill_doomed(odls);
         return HERD_SUCCESS;
     }
-    if (odls->num_doomed > 0 && !odls->kill_timer_armed) {
-        struct timeval grace = {.tv_sec = grace_ms / 1000, .tv_usec = (grace_ms % 1000) * 1000};
-        rc = opal_event_add(odls->kill_timer, &grace);
-        if (HERD_SUCCESS != rc) {
-            /* no timer, no grace: never leave a process behind */
-            odls_default_kill_doomed(odls);
-            return HERD_SUCCESS;
-        }
-        odls->kill_timer_armed = true;
-    }
-    return rc;
+    odls_default_arm_grace(odls, grace_ms);
+    return HERD_SUCCESS;
 }
 
 static int odls_default_signal(orte_odls_t *odls, int signo)
@@ -1029,6 +1038,45 @@ static int odls_default_signal(orte_odls_t *odls, int signo)
     for (size_t i = 0; i < odls->num_procs; ++i) {
         kill(-odls->procs[i].pid, signo);
     }
+    return HERD_SUCCESS;
+}
+
+/* Whether pid is a live process of the instance. */
+static bool odls_default_alive(const orte_odls_t *odls, pid_t pid)
+{
+    for (size_t i = 0; i < odls->num_procs; ++i) {
+        if (odls->procs[i].pid == pid) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int odls_default_kill_proc(orte_odls_t *odls, pid_t pid, int grace_ms)
+{
+    if (NULL == odls || pid <= 0) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (!odls_default_alive(odls, pid)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    if (grace_ms < 0) {
+        grace_ms = orte_odls_base_kill_grace_ms();
+    }
+    odls_default_doom(odls, pid, grace_ms);
+    odls_default_arm_grace(odls, grace_ms);
+    return HERD_SUCCESS;
+}
+
+static int odls_default_signal_proc(orte_odls_t *odls, pid_t pid, int signo)
+{
+    if (NULL == odls || pid <= 0 || signo <= 0 || signo >= NSIG) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (!odls_default_alive(odls, pid)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    kill(-pid, signo);
     return HERD_SUCCESS;
 }
 
@@ -1120,5 +1168,7 @@ const orte_odls_module_t orte_odls_default_module = {
     .launch = odls_default_launch,
     .kill_all = odls_default_kill_all,
     .signal = odls_default_signal,
+    .kill_proc = odls_default_kill_proc,
+    .signal_proc = odls_default_signal_proc,
     .num_alive = odls_default_num_alive,
 };

@@ -57,6 +57,10 @@ const char *wireup_engine_kind_name(uint8_t kind)
         return "pmix";
     case ORTE_WIREUP_KIND_CONNECT:
         return "connect";
+    case ORTE_WIREUP_KIND_PROCS:
+        return "procs";
+    case ORTE_WIREUP_KIND_CTRL:
+        return "ctrl";
     default:
         return "unknown";
     }

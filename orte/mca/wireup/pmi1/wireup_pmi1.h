@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "opal/visibility.h"
+#include "orte/mca/wireup/wireup.h"
 
 /* Limits: a command is one line (MPICH sends values of at most vallen_max, 1024 bytes, plus its
  * key and the command), a spawn a block of lines up to "endcmd". */
@@ -52,5 +53,10 @@ OPAL_EXPORT bool wireup_pmi1_value_ok(const char *value, size_t len, size_t max)
  * finds its local peers by other means). */
 OPAL_EXPORT int wireup_pmi1_process_mapping(const unsigned *node_of, size_t num_ranks, char *buf,
                                             size_t size);
+
+/* What MPICH programs are told about the node (wireup_pmi1_hints.c): the session daemon's
+ * topology file for hwloc. hint_init finds the file (xml "" when disabled or there is none). */
+int wireup_pmi1_hint_init(bool enabled, char *xml, size_t size);
+int wireup_pmi1_hint(const char *xml, orte_wireup_child_t *child);
 
 #endif /* ORTE_MCA_WIREUP_PMI1_H */

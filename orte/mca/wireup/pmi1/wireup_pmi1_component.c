@@ -23,9 +23,11 @@
 #define PROCESS_MAPPING_KEY          "PMI_process_mapping"
 
 static struct {
-    int priority; /* wireup_pmi1_priority */
+    int priority;       /* wireup_pmi1_priority */
+    bool topology_hint; /* wireup_pmi1_topology_hint */
 } wireup_pmi1_component_state = {
     .priority = WIREUP_PMI1_DEFAULT_PRIORITY,
+    .topology_hint = true,
 };
 
 typedef struct pmi1_state pmi1_state_t;
@@ -67,6 +69,7 @@ struct pmi1_state {
     pmi1_ns_t *nss;
     uint32_t num_nss;
     struct pmi1_ref *refs; /* requests waiting for their answer */
+    char topology_xml[4096]; /* for hwloc in MPICH programs ("": nothing to say) */
 };
 
 /* A callback's way back to its connection. The state lists them: one whose answer never
@@ -494,7 +497,7 @@ static bool serve(pmi1_conn_t *c, const wireup_pmi1_msg_t *m)
         reply(c, "cmd=my_kvsname kvsname=%s\n", ns->name);
     } else if (0 == strcmp(cmd, "get_universe_size")) {
         reply(c, "cmd=universe_size size=%u\n",
-              ns->universe_size > ns->num_procs ? ns->universe_size : ns->num_procs);
+              ns->universe_size > 0 ? ns->universe_size : ns->num_procs);
     } else if (0 == strcmp(cmd, "put")) {
         const char *kvs = wireup_pmi1_get(m, "kvsname"), *key = wireup_pmi1_get(m, "key");
         const char *value = wireup_pmi1_get(m, "value");
@@ -675,6 +678,8 @@ static int pmi1_init(const orte_wireup_host_t *host, void **state)
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     st->host = host;
+    wireup_pmi1_hint_init(wireup_pmi1_component_state.topology_hint, st->topology_xml,
+                          sizeof(st->topology_xml));
     *state = st;
     return HERD_SUCCESS;
 }
@@ -732,6 +737,9 @@ static int pmi1_proc_setup(void *state, const orte_wireup_proc_t *proc, orte_wir
     }
     if (HERD_SUCCESS == rc && UINT32_MAX != proc->ns->parent_nspace) {
         rc = orte_wireup_child_setenv(child, "PMI_SPAWNED", "1");
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = wireup_pmi1_hint(st->topology_xml, child);
     }
     if (HERD_SUCCESS == rc) {
         rc = opal_event_fd_create(st->host->base, c->fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
@@ -815,12 +823,23 @@ static const orte_wireup_module_t wireup_pmi1_module = {
 
 static int wireup_pmi1_register(const opal_mca_component_t *component)
 {
+    static const opal_mca_var_def_t vars[] = {
+        {.name = "priority",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &wireup_pmi1_component_state.priority,
+         .help = "Priority of the pmi1 wireup component (PMI-1 over PMI_FD, for MPICH programs)"},
+        {.name = "topology_hint",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &wireup_pmi1_component_state.topology_hint,
+         .help = "Give the processes the node's topology as herd has it (HWLOC_XMLFILE, "
+                 "HWLOC_THISSYSTEM=1, hwloc's discovery plugins left out), so that hwloc in MPICH's "
+                 "MPI_Init reads it instead of discovering it again in every process; never when "
+                 "the user set any HWLOC_ variable"},
+    };
+
     wireup_pmi1_component_state.priority = WIREUP_PMI1_DEFAULT_PRIORITY;
-    int index = opal_mca_var_register(component, "priority",
-                                      "Priority of the pmi1 wireup component (PMI-1 over PMI_FD, "
-                                      "for MPICH programs)",
-                                      OPAL_MCA_VAR_INT, &wireup_pmi1_component_state.priority);
-    return index < 0 ? index : HERD_SUCCESS;
+    wireup_pmi1_component_state.topology_hint = true;
+    return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
 static int wireup_pmi1_query(const opal_mca_component_t *component, void **module, int *priority)

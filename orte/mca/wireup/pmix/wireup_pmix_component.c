@@ -19,15 +19,19 @@
 #include "orte/mca/wireup/pmix/wireup_pmix.h"
 
 #define WIREUP_PMIX_DEFAULT_PRIORITY 30
+/* Namespaces up to this size get every process's data registered on every node. */
+#define WIREUP_PMIX_DEFAULT_PROC_DATA_LIMIT 4096u
 
 static struct {
     int priority;                /* wireup_pmix_priority */
     bool ompi_hints;             /* wireup_pmix_ompi_hints */
+    unsigned proc_data_limit;    /* wireup_pmix_proc_data_limit */
     wireup_pmix_state_t *active; /* the running server: one per process */
     bool served;                 /* a server ran in this process: OpenPMIx cannot start another */
 } wireup_pmix_component_state = {
     .priority = WIREUP_PMIX_DEFAULT_PRIORITY,
     .ompi_hints = true,
+    .proc_data_limit = WIREUP_PMIX_DEFAULT_PROC_DATA_LIMIT,
 };
 
 int wireup_pmix_output(void)
@@ -156,6 +160,14 @@ static bool node_has_mtl_device(void)
     return false;
 }
 
+/* Every client deregistration asked for is done (their cleanup with them); at most 5 s. */
+static void wait_deregistered(wireup_pmix_state_t *st)
+{
+    for (int i = 0; i < 5000 && atomic_load(&st->deregistering) > 0; ++i) {
+        usleep(1000);
+    }
+}
+
 static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
 {
     if (NULL != wireup_pmix_component_state.active) {
@@ -175,6 +187,7 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     st->host = host;
     atomic_init(&st->refs, 1);
     atomic_init(&st->finalizing, false);
+    atomic_init(&st->deregistering, 0);
     /* A herdrun run under another launcher's PMIx must not make our server that one's client. */
     extern char **environ;
     for (size_t i = 0; NULL != environ[i];) {
@@ -230,6 +243,12 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     }
     st->server_up = true;
     wireup_pmix_component_state.served = true;
+    pmix_status_t arc = wireup_pmix_register_attributes();
+    if (PMIX_SUCCESS != arc) {
+        opal_output_verbose(1, wireup_pmix_output(),
+                            "wireup pmix: the PMIx server takes no list of herd's attributes (%s)",
+                            PMIx_Error_string(arc));
+    }
     /* decided once per session daemon: what the node has does not change during a job */
     if (wireup_pmix_component_state.ompi_hints) {
         if (node_has_mtl_device() || !ompi_pml_hint(st->pml_hint, sizeof(st->pml_hint))) {
@@ -242,7 +261,17 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
     }
     rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX,
                                         wireup_pmix_dmodex_handler, st);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PROCS,
+                                            wireup_pmix_procs_handler, st);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_CTRL,
+                                            wireup_pmix_ctrl_handler, st);
+    }
     if (HERD_SUCCESS != rc) {
+        orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PMIX, NULL, NULL);
+        orte_wireup_set_dmodex_handler(host->engine, ORTE_WIREUP_KIND_PROCS, NULL, NULL);
         PMIx_server_finalize();
         if (NULL != topo) {
             hwloc_topology_destroy(topo);
@@ -258,10 +287,13 @@ static int pmix_module_init(const orte_wireup_host_t *host, void **state_out)
 static void pmix_module_finalize(void *state)
 {
     wireup_pmix_state_t *st = state;
+    wait_deregistered(st);
     /* upcalls still queued answer the library with an error and touch nothing else */
     atomic_store(&st->finalizing, true);
     opal_event_base_poll(st->host->base);
     orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_PMIX, NULL, NULL);
+    orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_PROCS, NULL, NULL);
+    orte_wireup_set_dmodex_handler(st->host->engine, ORTE_WIREUP_KIND_CTRL, NULL, NULL);
     if (st->server_up) {
         PMIx_server_finalize();
     }
@@ -281,6 +313,7 @@ static void pmix_module_abandon(void *state)
 {
     wireup_pmix_state_t *st = state;
     atomic_store(&st->finalizing, true);
+    wait_deregistered(st);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -502,19 +535,24 @@ static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
         rc = HERD_ERROR;
         goto out;
     }
-    cap = 20 + napps + ns->num_local;
+    /* every process's data, as mpirun registers it (a process asks another node's process's
+     * local rank, as OpenPMIx's dynamic example does), up to wireup_pmix_proc_data_limit */
+    bool all_procs = ns->num_procs <= wireup_pmix_component_state.proc_data_limit;
+    cap = 20 + napps + (all_procs ? ns->num_procs : ns->num_local);
     PMIX_INFO_CREATE(info, cap);
     if (NULL == info) {
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    uint32_t size = ns->num_procs, univ = ns->universe_size > size ? ns->universe_size : size;
+    /* the DVM's slots, as mpirun gives them, even when the job oversubscribes them */
+    uint32_t size = ns->num_procs, univ = ns->universe_size > 0 ? ns->universe_size : size;
+    uint32_t max_procs = univ > size ? univ : size;
     uint32_t num_local = ns->num_local, num_apps = napps;
     pmix_rank_t leader = num_local > 0 ? ns->local_ranks[0] : 0;
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOBID, pns->name, PMIX_STRING);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[ninfo++], PMIX_MAX_PROCS, &univ, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_MAX_PROCS, &max_procs, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_NUM_NODES, &num_used, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_JOB_NUM_APPS, &num_apps, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[ninfo++], PMIX_NODE_MAP, node_regex, PMIX_REGEX);
@@ -548,8 +586,9 @@ static int register_nspace(wireup_pmix_state_t *st, wireup_pmix_ns_t *pns)
         PMIX_INFO_LOAD(&info[ninfo++], PMIX_APP_INFO_ARRAY, array, PMIX_DATA_ARRAY);
         PMIX_DATA_ARRAY_FREE(array);
     }
-    for (uint32_t l = 0; l < num_local; ++l) {
-        if (HERD_SUCCESS != (rc = proc_data(st, ns, ns->local_ranks[l], node_id, &info[ninfo]))) {
+    for (uint32_t k = 0; k < (all_procs ? ns->num_procs : num_local); ++k) {
+        uint32_t rank = all_procs ? k : ns->local_ranks[k];
+        if (HERD_SUCCESS != (rc = proc_data(st, ns, rank, node_id, &info[ninfo]))) {
             goto out;
         }
         ninfo++;
@@ -715,6 +754,32 @@ static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
     return rc;
 }
 
+/* Its pid, for PMIx_Log and the process tables. */
+static void pmix_module_proc_started(void *state, const orte_wireup_proc_t *proc, pid_t pid)
+{
+    wireup_pmix_state_t *st = state;
+    wireup_pmix_ns_t *pns = (proc->ns->index < st->num_nss) ? st->nss[proc->ns->index] : NULL;
+    wireup_pmix_local_t *local = (NULL != pns) ? wireup_pmix_find_local(pns, proc->rank) : NULL;
+    if (NULL != local) {
+        local->pid = pid;
+        local->exited = pid <= 0; /* never started */
+        local->exit_code = pid <= 0 ? 1 : 0;
+        local->signo = 0;
+        local->killed = false;
+        local->called_abort = false;
+    }
+}
+
+/* A client's deregistration is done by the library's thread while this loop serves the job's
+ * other processes (waiting for each cost up to 2 ms per exit on a busy node); the end of the
+ * server waits for them all, since that is when the library removes what the client registered
+ * for cleanup. */
+static void deregistered(pmix_status_t status, void *cbdata)
+{
+    wireup_pmix_state_t *st = cbdata;
+    atomic_fetch_sub(&st->deregistering, 1);
+}
+
 static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc, bool *unfinalized)
 {
     wireup_pmix_state_t *st = state;
@@ -724,11 +789,15 @@ static void pmix_module_proc_exited(void *state, const orte_wireup_proc_t *proc,
     if (NULL == local) {
         return;
     }
+    local->exited = true;
+    local->exit_code = proc->exit_code;
+    local->signo = proc->signo;
     *unfinalized = local->connected && !local->finalized;
     if (local->registered) {
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
-        PMIx_server_deregister_client(&p, NULL, NULL);
+        atomic_fetch_add(&st->deregistering, 1);
+        PMIx_server_deregister_client(&p, deregistered, st);
         local->registered = false;
     }
 }
@@ -738,6 +807,7 @@ static const orte_wireup_module_t wireup_pmix_module = {
     .init = pmix_module_init,
     .add_nspace = pmix_module_add_nspace,
     .proc_setup = pmix_module_proc_setup,
+    .proc_started = pmix_module_proc_started,
     .proc_exited = pmix_module_proc_exited,
     .del_nspace = pmix_module_del_nspace,
     .finalize = pmix_module_finalize,
@@ -760,10 +830,18 @@ static int wireup_pmix_register(const opal_mca_component_t *component)
                  "exists (its probe costs up to 0.2 s per process), and yield when idle where the "
                  "node is oversubscribed. What the user set for pml, mtl or mpi_yield_when_idle "
                  "is never overridden"},
+        {.name = "proc_data_limit",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &wireup_pmix_component_state.proc_data_limit,
+         .help = "Register every process's data (rank, local and node rank, app, node) on every "
+                 "node for namespaces of at most this many processes, as mpirun does; bigger ones "
+                 "get only their local processes' (a PMIx_Get of another node's process's local "
+                 "rank then fails), which keeps a large job's registration short"},
     };
 
     wireup_pmix_component_state.priority = WIREUP_PMIX_DEFAULT_PRIORITY;
     wireup_pmix_component_state.ompi_hints = true;
+    wireup_pmix_component_state.proc_data_limit = WIREUP_PMIX_DEFAULT_PROC_DATA_LIMIT;
     return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
