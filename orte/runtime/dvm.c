@@ -19,6 +19,11 @@
 /* ------------------------------------------------------------------------------------------ */
 /* variables */
 
+/* dvm_heartbeat_timeout (docs/dvm.md, "Heartbeats", says why this much), and the most it may be
+ * (a day: past that, heartbeats are as good as off, which 0 says plainly). */
+#define DVM_DEFAULT_HEARTBEAT_TIMEOUT 30
+#define DVM_MAX_HEARTBEAT_TIMEOUT     86400
+
 /* The variables' storage: static, because the variable system writes the defaults back into
  * it at finalize, after any orte_dvm_t is gone. */
 static dvm_vars_t dvm_vars;
@@ -33,6 +38,7 @@ static int register_vars(dvm_vars_t *vars)
     vars->shutdown_grace_ms = 3000;
     vars->on_node_loss = "auto";
     vars->reattach_timeout = 10;
+    vars->heartbeat_timeout = DVM_DEFAULT_HEARTBEAT_TIMEOUT;
     const opal_mca_var_def_t defs[] = {
         {.name = "startup_timeout",
          .type = OPAL_MCA_VAR_INT,
@@ -79,6 +85,13 @@ static int register_vars(dvm_vars_t *vars)
          .storage = &vars->reattach_timeout,
          .help = "Seconds the daemons below a lost one have to re-attach to an ancestor before "
                  "their nodes are taken for down too"},
+        {.name = "heartbeat_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->heartbeat_timeout,
+         .help = "Seconds a daemon (node or session daemon, herdrun) may stay silent before its "
+                 "neighbours declare it lost (stopped answering: hung, stopped, frozen node); "
+                 "a daemon with nothing to say sends a heartbeat every third of it. 0 switches "
+                 "heartbeats off"},
     };
     int rc = opal_mca_var_register_framework_table("dvm", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
     if (HERD_SUCCESS != rc) {
@@ -106,6 +119,11 @@ static int register_vars(dvm_vars_t *vars)
         opal_show_help(DVM_HELP_FILE, "bad-reattach-timeout", true, vars->reattach_timeout);
         return HERD_ERR_BAD_PARAM;
     }
+    if (vars->heartbeat_timeout < 0 || vars->heartbeat_timeout > DVM_MAX_HEARTBEAT_TIMEOUT) {
+        opal_show_help(DVM_HELP_FILE, "bad-heartbeat-timeout", true, vars->heartbeat_timeout,
+                       DVM_MAX_HEARTBEAT_TIMEOUT);
+        return HERD_ERR_BAD_PARAM;
+    }
     if (0 != strcmp(vars->fabric_inventory, "auto") && 0 != strcmp(vars->fabric_inventory, "all") &&
         0 != strcmp(vars->fabric_inventory, "none")) {
         opal_show_help(DVM_HELP_FILE, "bad-fabric-inventory", true, vars->fabric_inventory);
@@ -124,6 +142,17 @@ int dvm_load_vars(orte_dvm_t *dvm)
     int rc = register_vars(&dvm_vars);
     dvm->vars = &dvm_vars;
     return rc;
+}
+
+uint32_t orte_dvm_heartbeat_timeout_ms(void)
+{
+    /* a bad value was reported; the overlay then runs with what the variable holds, in range */
+    (void) register_vars(&dvm_vars);
+    int seconds = dvm_vars.heartbeat_timeout;
+    if (seconds < 0 || seconds > DVM_MAX_HEARTBEAT_TIMEOUT) {
+        seconds = DVM_DEFAULT_HEARTBEAT_TIMEOUT;
+    }
+    return (uint32_t) seconds * 1000u;
 }
 
 const char *dvm_fabric_components_of(const char *value)
@@ -275,6 +304,7 @@ static int start_endpoint(orte_dvm_t *dvm)
         .num_daemons = dvm->size,
         .radix = dvm->radix,
         .dvm_id = dvm->id,
+        .heartbeat_timeout_ms = orte_dvm_heartbeat_timeout_ms(),
     };
     memcpy(config.secret, dvm->secret, sizeof(config.secret));
     int rc = orte_overlay_base_open();

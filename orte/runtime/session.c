@@ -19,6 +19,7 @@
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/wireup/base/base.h"
+#include "orte/runtime/dvm.h"
 #include "orte/runtime/session_handoff.h"
 #include "orte/runtime/session_internal.h"
 #include "orte/util/radix.h"
@@ -207,6 +208,7 @@ static int start_overlay(orte_session_t *s, int listen_fd)
         .num_daemons = s->size,
         .radix = s->launch->radix,
         .dvm_id = s->spec->jobid,
+        .heartbeat_timeout_ms = orte_dvm_heartbeat_timeout_ms(),
     };
     memcpy(config.secret, s->spec->secret, sizeof(config.secret));
     int rc = orte_overlay_base_open();
