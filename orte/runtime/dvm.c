@@ -137,22 +137,32 @@ int orte_dvm_register_params(void)
     return register_vars(&dvm_vars);
 }
 
+/* The variables registered and checked once per process, whoever asks first (the DVM, the
+ * overlay of a job, the local inventory): a bad value is said once, not by each of them. */
+static int vars_checked(void)
+{
+    static int status = 1; /* 1: not checked yet */
+    if (1 == status) {
+        status = register_vars(&dvm_vars);
+    }
+    return status;
+}
+
 int dvm_load_vars(orte_dvm_t *dvm)
 {
-    int rc = register_vars(&dvm_vars);
+    int rc = vars_checked();
     dvm->vars = &dvm_vars;
     return rc;
 }
 
-uint32_t orte_dvm_heartbeat_timeout_ms(void)
+int orte_dvm_heartbeat_timeout_ms(uint32_t *ms)
 {
-    /* a bad value was reported; the overlay then runs with what the variable holds, in range */
-    (void) register_vars(&dvm_vars);
-    int seconds = dvm_vars.heartbeat_timeout;
-    if (seconds < 0 || seconds > DVM_MAX_HEARTBEAT_TIMEOUT) {
-        seconds = DVM_DEFAULT_HEARTBEAT_TIMEOUT;
+    int rc = vars_checked();
+    if (HERD_SUCCESS != rc) {
+        return HERD_ERR_BAD_PARAM == rc ? HERD_ERR_SILENT : rc;
     }
-    return (uint32_t) seconds * 1000u;
+    *ms = (uint32_t) dvm_vars.heartbeat_timeout * 1000u;
+    return HERD_SUCCESS;
 }
 
 const char *dvm_fabric_components_of(const char *value)
@@ -165,7 +175,7 @@ const char *orte_dvm_local_fabric_components(void)
 {
     /* Only when asked (all): a job on this host alone reaches its peers through shared memory,
      * and opening the fabric framework is a third of a millisecond of every such launch. */
-    if (HERD_SUCCESS != register_vars(&dvm_vars) || 0 != strcmp(dvm_vars.fabric_inventory, "all")) {
+    if (HERD_SUCCESS != vars_checked() || 0 != strcmp(dvm_vars.fabric_inventory, "all")) {
         return NULL;
     }
     return dvm_fabric_components_of(dvm_vars.fabric_components);
@@ -304,10 +314,13 @@ static int start_endpoint(orte_dvm_t *dvm)
         .num_daemons = dvm->size,
         .radix = dvm->radix,
         .dvm_id = dvm->id,
-        .heartbeat_timeout_ms = orte_dvm_heartbeat_timeout_ms(),
     };
     memcpy(config.secret, dvm->secret, sizeof(config.secret));
-    int rc = orte_overlay_base_open();
+    int rc = orte_dvm_heartbeat_timeout_ms(&config.heartbeat_timeout_ms);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = orte_overlay_base_open();
     if (HERD_SUCCESS != rc) {
         if (HERD_ERR_NOT_FOUND == rc) {
             opal_show_help(DVM_HELP_FILE, "no-overlay", true);

@@ -240,11 +240,14 @@ static int open_overlay(launch_job_t *job)
                                     .vpid = 0,
                                     .num_daemons = d->size,
                                     .radix = job->plan.launch.radix,
-                                    .dvm_id = job->spec->jobid,
-                                    .heartbeat_timeout_ms = orte_dvm_heartbeat_timeout_ms()};
+                                    .dvm_id = job->spec->jobid};
     memcpy(config.secret, job->spec->secret, sizeof(config.secret));
+    int rc = orte_dvm_heartbeat_timeout_ms(&config.heartbeat_timeout_ms);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
     d->ovl = orte_overlay_base_module();
-    int rc = d->ovl->init(&config, &d->overlay);
+    rc = d->ovl->init(&config, &d->overlay);
     if (HERD_SUCCESS != rc) {
         return rc;
     }

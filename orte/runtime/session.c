@@ -208,10 +208,13 @@ static int start_overlay(orte_session_t *s, int listen_fd)
         .num_daemons = s->size,
         .radix = s->launch->radix,
         .dvm_id = s->spec->jobid,
-        .heartbeat_timeout_ms = orte_dvm_heartbeat_timeout_ms(),
     };
     memcpy(config.secret, s->spec->secret, sizeof(config.secret));
-    int rc = orte_overlay_base_open();
+    int rc = orte_dvm_heartbeat_timeout_ms(&config.heartbeat_timeout_ms);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = orte_overlay_base_open();
     if (HERD_SUCCESS != rc) {
         return rc;
     }
