@@ -35,7 +35,7 @@ herdrun_bg $SIM 3 $HB --map-by node -n 3 sleep 60
 wait_for 20 running 3
 stopped=$(session_daemon "$(node_daemon 2)")
 expect_eq "the job's session daemon on sim0002 runs" "$([ -n "$stopped" ] && echo yes)" yes
-kill -STOP $stopped
+kill -STOP "$stopped"
 herdrun_wait 30
 release "$stopped"
 expect_fail "a stopped session daemon fails the job"
@@ -49,7 +49,7 @@ herdrun_bg $SIM 3 $HB --map-by node -n 3 sleep 60
 wait_for 20 running 3
 stopped=$(node_daemon 2)
 expect_eq "herdrun's node daemon 2 runs" "$([ -n "$stopped" ] && echo yes)" yes
-kill -STOP $stopped
+kill -STOP "$stopped"
 herdrun_wait 30
 release "$stopped"
 expect_fail "a stopped node daemon fails herdrun's job"
@@ -63,7 +63,7 @@ HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" $SIM 4 $HB --mca dvm_radi
 rc=$?
 expect_rc "a persistent DVM of 4 nodes" 0
 stopped=$(node_daemon 4)
-kill -STOP $stopped
+kill -STOP "$stopped"
 down() { grep -q 'node sim0004 (daemon 4) is down' "$WORK/dvm.log"; }
 wait_for 30 down
 expect_eq "the DVM's log says the stopped node is down because it stopped answering" \
@@ -87,7 +87,7 @@ HERD_IT_TAG=$HERD_IT_TAG HERD_MCA_dvm_heartbeat_timeout=2 "$HERD_BIN/herdrun/her
 run_pid=$!
 wait_for 20 running 3
 stopped=$(session_daemon "$(node_daemon 2)")
-kill -STOP $stopped
+kill -STOP "$stopped"
 herdrun_wait 30
 release "$stopped"
 expect_fail "a stopped session daemon of a persistent DVM fails its job"
