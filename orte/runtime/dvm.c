@@ -19,6 +19,11 @@
 /* ------------------------------------------------------------------------------------------ */
 /* variables */
 
+/* dvm_heartbeat_timeout (docs/dvm.md, "Heartbeats", says why this much), and the most it may be
+ * (a day: past that, heartbeats are as good as off, which 0 says plainly). */
+#define DVM_DEFAULT_HEARTBEAT_TIMEOUT 30
+#define DVM_MAX_HEARTBEAT_TIMEOUT     86400
+
 /* The variables' storage: static, because the variable system writes the defaults back into
  * it at finalize, after any orte_dvm_t is gone. */
 static dvm_vars_t dvm_vars;
@@ -33,6 +38,7 @@ static int register_vars(dvm_vars_t *vars)
     vars->shutdown_grace_ms = 3000;
     vars->on_node_loss = "auto";
     vars->reattach_timeout = 10;
+    vars->heartbeat_timeout = DVM_DEFAULT_HEARTBEAT_TIMEOUT;
     const opal_mca_var_def_t defs[] = {
         {.name = "startup_timeout",
          .type = OPAL_MCA_VAR_INT,
@@ -79,6 +85,13 @@ static int register_vars(dvm_vars_t *vars)
          .storage = &vars->reattach_timeout,
          .help = "Seconds the daemons below a lost one have to re-attach to an ancestor before "
                  "their nodes are taken for down too"},
+        {.name = "heartbeat_timeout",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &vars->heartbeat_timeout,
+         .help = "Seconds a daemon (node or session daemon, herdrun) may stay silent before its "
+                 "neighbours declare it lost (stopped answering: hung, stopped, frozen node); "
+                 "a daemon with nothing to say sends a heartbeat every third of it. 0 switches "
+                 "heartbeats off"},
     };
     int rc = opal_mca_var_register_framework_table("dvm", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
     if (HERD_SUCCESS != rc) {
@@ -106,6 +119,11 @@ static int register_vars(dvm_vars_t *vars)
         opal_show_help(DVM_HELP_FILE, "bad-reattach-timeout", true, vars->reattach_timeout);
         return HERD_ERR_BAD_PARAM;
     }
+    if (vars->heartbeat_timeout < 0 || vars->heartbeat_timeout > DVM_MAX_HEARTBEAT_TIMEOUT) {
+        opal_show_help(DVM_HELP_FILE, "bad-heartbeat-timeout", true, vars->heartbeat_timeout,
+                       DVM_MAX_HEARTBEAT_TIMEOUT);
+        return HERD_ERR_BAD_PARAM;
+    }
     if (0 != strcmp(vars->fabric_inventory, "auto") && 0 != strcmp(vars->fabric_inventory, "all") &&
         0 != strcmp(vars->fabric_inventory, "none")) {
         opal_show_help(DVM_HELP_FILE, "bad-fabric-inventory", true, vars->fabric_inventory);
@@ -119,11 +137,32 @@ int orte_dvm_register_params(void)
     return register_vars(&dvm_vars);
 }
 
+/* The variables registered and checked once per process, whoever asks first (the DVM, the
+ * overlay of a job, the local inventory): a bad value is said once, not by each of them. */
+static int vars_checked(void)
+{
+    static int status = 1; /* 1: not checked yet */
+    if (1 == status) {
+        status = register_vars(&dvm_vars);
+    }
+    return status;
+}
+
 int dvm_load_vars(orte_dvm_t *dvm)
 {
-    int rc = register_vars(&dvm_vars);
+    int rc = vars_checked();
     dvm->vars = &dvm_vars;
     return rc;
+}
+
+int orte_dvm_heartbeat_timeout_ms(uint32_t *ms)
+{
+    int rc = vars_checked();
+    if (HERD_SUCCESS != rc) {
+        return HERD_ERR_BAD_PARAM == rc ? HERD_ERR_SILENT : rc;
+    }
+    *ms = (uint32_t) dvm_vars.heartbeat_timeout * 1000u;
+    return HERD_SUCCESS;
 }
 
 const char *dvm_fabric_components_of(const char *value)
@@ -136,7 +175,7 @@ const char *orte_dvm_local_fabric_components(void)
 {
     /* Only when asked (all): a job on this host alone reaches its peers through shared memory,
      * and opening the fabric framework is a third of a millisecond of every such launch. */
-    if (HERD_SUCCESS != register_vars(&dvm_vars) || 0 != strcmp(dvm_vars.fabric_inventory, "all")) {
+    if (HERD_SUCCESS != vars_checked() || 0 != strcmp(dvm_vars.fabric_inventory, "all")) {
         return NULL;
     }
     return dvm_fabric_components_of(dvm_vars.fabric_components);
@@ -277,7 +316,11 @@ static int start_endpoint(orte_dvm_t *dvm)
         .dvm_id = dvm->id,
     };
     memcpy(config.secret, dvm->secret, sizeof(config.secret));
-    int rc = orte_overlay_base_open();
+    int rc = orte_dvm_heartbeat_timeout_ms(&config.heartbeat_timeout_ms);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = orte_overlay_base_open();
     if (HERD_SUCCESS != rc) {
         if (HERD_ERR_NOT_FOUND == rc) {
             opal_show_help(DVM_HELP_FILE, "no-overlay", true);

@@ -100,6 +100,10 @@ OPAL_EXPORT int orte_dvm_register_params(void);
  * DVM (a real node: dvm_fabric_inventory auto or all): NULL for none, else as
  * dvm_fabric_components says ("all" or a list). Registers the DVM's variables. */
 OPAL_EXPORT const char *orte_dvm_local_fabric_components(void);
+/* dvm_heartbeat_timeout in ms (0: off), for every overlay of the DVM and of its jobs: the
+ * daemons', the session daemons' and herdrun's. Registers the DVM's variables; HERD_ERR_SILENT
+ * once a bad value of one of them was reported. */
+OPAL_EXPORT int orte_dvm_heartbeat_timeout_ms(uint32_t *ms);
 
 /* Number of tree rounds a broadcast takes in this DVM (for the benchmark). */
 OPAL_EXPORT uint32_t orte_dvm_tree_rounds(const orte_dvm_t *dvm);

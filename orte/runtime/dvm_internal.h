@@ -43,6 +43,7 @@ typedef struct dvm_vars {
     double shutdown_grace;   /* the same in seconds */
     char *on_node_loss;      /* "auto", "continue", "stop" */
     int reattach_timeout;    /* seconds a lost daemon's children have to re-attach */
+    int heartbeat_timeout;   /* seconds of silence before a neighbour is lost; 0: off */
 } dvm_vars_t;
 
 /* What the shared code asks of the side it runs on. A NULL member: nothing to do there. */

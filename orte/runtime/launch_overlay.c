@@ -161,8 +161,10 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
         if (0 == job->state.exit_status) {
             job->state.exit_status = 1;
         }
-        /* the shepherd may be the one gone: its report will not come */
-        job->report.received = job->report.received || peer == ORTE_SESSION_SHEPHERD;
+        /* the shepherd may be the one gone: its report will not come; nor when a session
+         * daemon stopped answering (hung, not dead): the shepherd waits for it in vain */
+        job->report.received =
+            job->report.received || peer == ORTE_SESSION_SHEPHERD || HERD_ERR_TIMEOUT == status;
         launch_job_abort(job, 0);
     }
     if (cut > 0) {
@@ -240,8 +242,12 @@ static int open_overlay(launch_job_t *job)
                                     .radix = job->plan.launch.radix,
                                     .dvm_id = job->spec->jobid};
     memcpy(config.secret, job->spec->secret, sizeof(config.secret));
+    int rc = orte_dvm_heartbeat_timeout_ms(&config.heartbeat_timeout_ms);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
     d->ovl = orte_overlay_base_module();
-    int rc = d->ovl->init(&config, &d->overlay);
+    rc = d->ovl->init(&config, &d->overlay);
     if (HERD_SUCCESS != rc) {
         return rc;
     }

@@ -19,6 +19,7 @@
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/wireup/base/base.h"
+#include "orte/runtime/dvm.h"
 #include "orte/runtime/session_handoff.h"
 #include "orte/runtime/session_internal.h"
 #include "orte/util/radix.h"
@@ -209,7 +210,11 @@ static int start_overlay(orte_session_t *s, int listen_fd)
         .dvm_id = s->spec->jobid,
     };
     memcpy(config.secret, s->spec->secret, sizeof(config.secret));
-    int rc = orte_overlay_base_open();
+    int rc = orte_dvm_heartbeat_timeout_ms(&config.heartbeat_timeout_ms);
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    rc = orte_overlay_base_open();
     if (HERD_SUCCESS != rc) {
         return rc;
     }

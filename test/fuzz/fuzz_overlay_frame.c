@@ -1,5 +1,6 @@
-/* libFuzzer harness for the overlay tcp wire format: frame headers, every message decoder, a
- * stream of frames through the handshake states, and tcp:// URIs, from arbitrary bytes. */
+/* libFuzzer harness for the overlay tcp wire format: frame headers (and the check of a header's
+ * first bytes), every message decoder (HEARTBEAT included), a stream of frames through the
+ * handshake states, and tcp:// URIs, from arbitrary bytes. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ static void fuzz_small(const uint8_t *payload, size_t length)
     overlay_tcp_challenge_t challenge;
     overlay_tcp_response_t response;
     overlay_tcp_bye_t bye;
+    overlay_tcp_heartbeat_t heartbeat;
     uint8_t again[128];
     size_t again_length = 0;
 
@@ -67,6 +69,41 @@ static void fuzz_small(const uint8_t *payload, size_t length)
         FUZZ_CHECK(again_length == length && 0 == memcmp(again, payload, length));
     } else {
         FUZZ_CHECK(fuzz_all_bytes(&bye, sizeof(bye)));
+    }
+    memset(&heartbeat, FUZZ_BYTE, sizeof(heartbeat));
+    if (HERD_SUCCESS == overlay_tcp_heartbeat_decode(payload, length, &heartbeat, NULL, 0)) {
+        FUZZ_CHECK(HERD_SUCCESS ==
+                   overlay_tcp_heartbeat_encode(&heartbeat, again, sizeof(again), &again_length));
+        FUZZ_CHECK(again_length == length && 0 == memcmp(again, payload, length));
+    } else {
+        FUZZ_CHECK(fuzz_all_bytes(&heartbeat, sizeof(heartbeat)));
+    }
+}
+
+/* What a daemon judges from the first bytes of a header agrees with the whole header: a start
+ * it refuses never begins a header that decodes, and every start of one that decodes passes. */
+static void fuzz_header_start(const uint8_t *data, size_t size, size_t max_payload)
+{
+    overlay_tcp_header_t header;
+    size_t whole = size < OVERLAY_TCP_HEADER_BYTES ? size : OVERLAY_TCP_HEADER_BYTES;
+    bool decodes =
+        size >= OVERLAY_TCP_HEADER_BYTES &&
+        HERD_SUCCESS == overlay_tcp_header_decode(data, size, max_payload, &header, NULL, 0);
+    bool refused = false;
+
+    for (size_t cut = 0; cut < whole && cut < OVERLAY_TCP_HEADER_BYTES; cut++) {
+        char why[256] = "";
+        int rc = overlay_tcp_header_check_start(data, cut, max_payload, why, sizeof(why));
+
+        if (HERD_SUCCESS != rc) {
+            FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_VERSION_MISMATCH == rc);
+            FUZZ_CHECK('\0' != why[0]);
+            refused = true;
+        } else {
+            /* once refused, a longer start cannot be taken back */
+            FUZZ_CHECK(!refused);
+        }
+        FUZZ_CHECK(!(decodes && refused));
     }
 }
 
@@ -123,7 +160,8 @@ static void fuzz_stream(const uint8_t *data, size_t size, size_t max_payload, ui
             memcpy(nonce_remote, hello.nonce, sizeof(nonce_remote));
             memcpy(hello_uri, hello.uri, sizeof(hello_uri));
             overlay_tcp_challenge_mac(key, nonce_remote, nonce_local, header.dst, header.src,
-                                      hello.num_daemons, hello.radix, hello.dvm_id, challenge.mac);
+                                      hello.num_daemons, hello.radix, hello.dvm_id,
+                                      hello.heartbeat_ms, challenge.mac);
             state = WAIT_RESPONSE;
             break;
         }
@@ -136,7 +174,7 @@ static void fuzz_stream(const uint8_t *data, size_t size, size_t max_payload, ui
                 return;
             }
             overlay_tcp_response_mac(key, nonce_local, nonce_remote, header.src, header.dst, n, 2,
-                                     "fuzz", hello_uri, mac);
+                                     "fuzz", hello_uri, 30000, mac);
             /* the fuzzer cannot forge a MAC; carry on as if it had, to reach the DATA path */
             (void) overlay_tcp_mac_equal(mac, response.mac);
             state = UP;
@@ -151,7 +189,7 @@ static void fuzz_stream(const uint8_t *data, size_t size, size_t max_payload, ui
                 return;
             }
             overlay_tcp_challenge_mac(key, nonce_local, challenge.nonce, header.src, header.dst, n,
-                                      2, "fuzz", mac);
+                                      2, "fuzz", challenge.heartbeat_ms, mac);
             (void) overlay_tcp_mac_equal(mac, challenge.mac);
             state = UP;
             break;
@@ -168,6 +206,12 @@ static void fuzz_stream(const uint8_t *data, size_t size, size_t max_payload, ui
                 }
                 FUZZ_CHECK(message.src < n && message.dst < n);
                 FUZZ_CHECK(message.length == header.length && message.payload == payload);
+            } else if (OVERLAY_TCP_MSG_HEARTBEAT == header.type) {
+                overlay_tcp_heartbeat_t heartbeat;
+
+                FUZZ_CHECK(4 == header.length);
+                FUZZ_CHECK(HERD_SUCCESS == overlay_tcp_heartbeat_decode(payload, header.length,
+                                                                        &heartbeat, NULL, 0));
             } else if (OVERLAY_TCP_MSG_BYE == header.type) {
                 overlay_tcp_bye_t bye;
 
@@ -226,6 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += 2;
     size -= 2;
 
+    fuzz_header_start(data, size, max_payload);
     fuzz_stream(data, size, max_payload, n, true);
     fuzz_stream(data, size, max_payload, n, false);
     fuzz_hello(data, size);

@@ -38,9 +38,9 @@ ${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize
     "$top/orte/mca/overlay/tcp/overlay_tcp_sodium.c" \
     $sodium_libs -o "$work/fuzz_overlay_frame"
 
-# Seeds: a connector's whole side of a connection (HELLO, RESPONSE, DATA, BYE), an acceptor's
-# (CHALLENGE, DATA) and a URI, each behind the two bytes that pick the limits. The fuzzer
-# would find these frames by itself, only later.
+# Seeds: a connector's whole side of a connection (HELLO, RESPONSE, DATA, HEARTBEAT, BYE), an
+# acceptor's (CHALLENGE, DATA, HEARTBEAT) and a URI, each behind the two bytes that pick the
+# limits. The fuzzer would find these frames by itself, only later.
 bytes() { # each argument (0-255) as one byte
     for value in "$@"; do
         # shellcheck disable=SC2059 # the format is the octal escape being built
@@ -56,9 +56,9 @@ zeros() {
         i=$((i + 1))
     done
 }
-frame() { # TYPE TAG SRC DST LENGTH: a version 1 header
+frame() { # TYPE TAG SRC DST LENGTH: a version 2 header
     printf HRDO
-    bytes 1 "$1"
+    bytes 2 "$1"
     u16 0
     u16 "$2"
     u16 0
@@ -68,10 +68,11 @@ frame() { # TYPE TAG SRC DST LENGTH: a version 1 header
 }
 {
     bytes 20 6
-    frame 1 0 1 0 48
+    frame 1 0 1 0 52
     zeros 32
     u32 7
     u32 2
+    u32 30000
     u16 4
     printf fuzz
     u16 0
@@ -79,15 +80,21 @@ frame() { # TYPE TAG SRC DST LENGTH: a version 1 header
     zeros 32
     frame 4 1 1 0 5
     printf hello
+    frame 6 0 1 0 4
+    u32 30000
     frame 5 0 1 0 4
     u32 1
 } >"$work/corpus/seed-connector"
 {
     bytes 20 6
-    frame 2 0 0 1 64
-    zeros 64
+    frame 2 0 0 1 68
+    zeros 32
+    u32 30000
+    zeros 32
     frame 4 1 0 1 2
     printf hi
+    frame 6 0 0 1 4
+    u32 0
 } >"$work/corpus/seed-acceptor"
 {
     bytes 0 0

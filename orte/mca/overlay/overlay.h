@@ -11,7 +11,7 @@
 #include "opal/mca/mca.h"
 #include "orte/types.h"
 
-#define OPAL_MCA_overlay_INTERFACE_VERSION 2u
+#define OPAL_MCA_overlay_INTERFACE_VERSION 3u
 
 /* The DVM secret every daemon is given (never on a command line). */
 #define ORTE_OVERLAY_SECRET_BYTES 32u
@@ -36,6 +36,14 @@ typedef struct orte_overlay_config {
      * the two may be set. */
     const char *if_include;
     const char *if_exclude;
+    /* Heartbeats, in ms; 0 switches them off. A connection is watched with the smaller of its
+     * two ends' timeouts (each end tells the other its own; 0 at either end: not watched). An
+     * end that has sent nothing on a watched connection for a third of that timeout sends a
+     * heartbeat (so a connection that carries traffic carries no heartbeat); a neighbour from
+     * which nothing at all arrived for the whole timeout is lost (HERD_ERR_TIMEOUT, "stopped
+     * answering") and its connection closed. One timer per endpoint; nothing per message but a
+     * flag. The DVM sets it from dvm_heartbeat_timeout. */
+    uint32_t heartbeat_timeout_ms;
 } orte_overlay_config_t;
 
 /* A message for this daemon. data is only valid during the call: copy what must outlive it. */
@@ -45,8 +53,10 @@ typedef void (*orte_overlay_recv_cb_t)(orte_overlay_t *overlay, orte_vpid_t src,
 /* A neighbour (parent or child) is gone, or the connection to the parent could not be set up.
  * status: HERD_SUCCESS when the neighbour finalized in order; HERD_ERR_UNREACH when the
  * connection failed or closed unexpectedly (a daemon killed with -9); HERD_ERR_AUTH when the
- * parent failed the handshake; HERD_ERR_TIMEOUT when the handshake did not finish in time;
- * HERD_ERR_UNPACK_FAILURE when the neighbour sent a malformed frame. reason is a sentence for
+ * parent failed the handshake; HERD_ERR_TIMEOUT when the handshake did not finish in time, or
+ * the neighbour stopped answering (nothing heard from it for the heartbeat timeout: a hung or
+ * stopped daemon, a node that froze); HERD_ERR_UNPACK_FAILURE when the neighbour sent a
+ * malformed frame. reason is a sentence for
  * users, valid only during the call. Messages queued for the neighbour are dropped, and sends
  * routed through it fail with HERD_ERR_UNREACH from then on. */
 typedef void (*orte_overlay_lost_cb_t)(orte_overlay_t *overlay, orte_vpid_t peer, int status,
@@ -59,9 +69,11 @@ typedef struct orte_overlay_stats {
     uint64_t messages_forwarded; /* passed on towards another daemon */
     uint64_t messages_dropped;   /* no callback for the tag, or the next hop was lost */
     uint64_t bytes_queued;       /* waiting in send queues now */
-    uint64_t peers_rejected;     /* connections refused during the handshake, for any reason */
+    uint64_t peers_rejected;     /* connections refused during the handshake, for any reason
+                                  * (malformed, timed out, evicted for a newer one) */
     uint64_t auth_failures;      /* of those, the ones that failed a MAC check */
     uint64_t protocol_errors;    /* connections closed because a neighbour sent a bad frame */
+    uint64_t heartbeats_sent;    /* on connections that had nothing else to carry */
     uint32_t neighbours_up;      /* authenticated connections now */
 } orte_overlay_stats_t;
 
@@ -129,5 +141,8 @@ OPAL_EXPORT int orte_overlay_base_open(void);
 OPAL_EXPORT void orte_overlay_base_close(void);
 /* The selected module, or NULL before a successful open. */
 OPAL_EXPORT const orte_overlay_module_t *orte_overlay_base_module(void);
+/* overlay_base_handshake_timeout: seconds an accepted connection has to authenticate before it
+ * is dropped (>= 1); valid once the framework is open. */
+OPAL_EXPORT unsigned orte_overlay_base_handshake_timeout(void);
 
 #endif /* ORTE_MCA_OVERLAY_H */

@@ -445,12 +445,12 @@ static int raw_child(node_t *const *nodes, size_t count, const char *uri, orte_v
     assert_int_equal(overlay_tcp_challenge_decode(payload, header.length, &challenge, NULL, 0),
                      HERD_SUCCESS);
     overlay_tcp_challenge_mac(key, nonce_c, challenge.nonce, parent, me, n, radix, "test-dvm",
-                              expected);
+                              challenge.heartbeat_ms, expected);
     /* a child with the wrong secret cannot check the parent, and answers anyway */
     if (0 == memcmp(secret, test_secret, sizeof(test_secret))) {
         assert_true(overlay_tcp_mac_equal(expected, challenge.mac));
     }
-    overlay_tcp_response_mac(key, challenge.nonce, nonce_c, me, parent, n, radix, "test-dvm", "",
+    overlay_tcp_response_mac(key, challenge.nonce, nonce_c, me, parent, n, radix, "test-dvm", "", 0,
                              response.mac);
     raw_send_frame(fd, OVERLAY_TCP_MSG_RESPONSE, 0, me, parent, response.mac, sizeof(response.mac));
     return fd;
@@ -465,6 +465,8 @@ static const char *const test_variables[] = {
     "HERD_MCA_overlay_tcp_if_exclude",
     "HERD_MCA_overlay_tcp_max_message_size",
     "HERD_MCA_overlay_tcp_handshake_timeout",
+    "HERD_MCA_overlay_base_handshake_timeout",
+    "HERD_MCA_overlay_base_verbose",
     "HERD_MCA_overlay_tcp_priority",
     NULL,
 };
@@ -481,6 +483,15 @@ static void open_overlay(void)
     assert_int_equal(orte_overlay_base_open(), HERD_SUCCESS);
     module = orte_overlay_base_module();
     assert_non_null(module);
+}
+
+/* Refused strangers are said at overlay_base_verbose only (an endpoint's first refusal at 1,
+ * the others at 5): the tests that read why reopen the framework with it. */
+static void open_overlay_verbose(const char *level)
+{
+    orte_overlay_base_close();
+    setenv("HERD_MCA_overlay_base_verbose", level, 1);
+    open_overlay();
 }
 
 static int setup(void **state)
@@ -538,7 +549,8 @@ static void test_header_round_trip(void **state)
         assert_int_equal(out.length, in.length);
     }
     /* a DATA frame of exactly the limit, and an empty one */
-    overlay_tcp_header_t data = {.version = 1, .type = OVERLAY_TCP_MSG_DATA, .length = 5000};
+    overlay_tcp_header_t data = {
+        .version = OVERLAY_TCP_PROTOCOL_VERSION, .type = OVERLAY_TCP_MSG_DATA, .length = 5000};
     overlay_tcp_header_t out;
 
     overlay_tcp_header_encode(&data, bytes);
@@ -568,8 +580,12 @@ static void expect_bad_header(const uint8_t *bytes, size_t size, size_t max, int
 
 static void test_header_malformed(void **state)
 {
-    overlay_tcp_header_t good = {
-        .version = 1, .type = OVERLAY_TCP_MSG_DATA, .tag = 3, .src = 1, .dst = 2, .length = 100};
+    overlay_tcp_header_t good = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
+                                 .type = OVERLAY_TCP_MSG_DATA,
+                                 .tag = 3,
+                                 .src = 1,
+                                 .dst = 2,
+                                 .length = 100};
     uint8_t valid[OVERLAY_TCP_HEADER_BYTES];
     uint8_t bytes[OVERLAY_TCP_HEADER_BYTES];
     overlay_tcp_header_t out;
@@ -587,7 +603,7 @@ static void test_header_malformed(void **state)
         expect_bad_header(bytes, sizeof(bytes), 1000, HERD_ERR_UNPACK_FAILURE, "magic");
     }
     /* other versions */
-    static const uint8_t versions[] = {0, 2, 255};
+    static const uint8_t versions[] = {0, 1, 3, 255}; /* 1: before heartbeats */
     for (size_t i = 0; i < sizeof(versions); i++) {
         memcpy(bytes, valid, sizeof(bytes));
         bytes[4] = versions[i];
@@ -595,7 +611,7 @@ static void test_header_malformed(void **state)
                           "protocol version");
     }
     /* unknown types */
-    static const uint8_t types[] = {0, 6, 7, 128, 255};
+    static const uint8_t types[] = {0, 7, 8, 128, 255};
     for (size_t i = 0; i < sizeof(types); i++) {
         memcpy(bytes, valid, sizeof(bytes));
         bytes[5] = types[i];
@@ -623,8 +639,9 @@ static void test_header_malformed(void **state)
     static const uint8_t handshakes[] = {OVERLAY_TCP_MSG_HELLO, OVERLAY_TCP_MSG_CHALLENGE,
                                          OVERLAY_TCP_MSG_RESPONSE};
     for (size_t i = 0; i < sizeof(handshakes); i++) {
-        overlay_tcp_header_t hs = {
-            .version = 1, .type = handshakes[i], .length = OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD};
+        overlay_tcp_header_t hs = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
+                                   .type = handshakes[i],
+                                   .length = OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD};
 
         overlay_tcp_header_encode(&hs, bytes);
         assert_int_equal(overlay_tcp_header_decode(bytes, sizeof(bytes), 1u << 30, &out, NULL, 0),
@@ -642,8 +659,9 @@ static void test_header_malformed(void **state)
     /* BYE is exactly four bytes */
     static const uint32_t bye_lengths[] = {0, 3, 5, 1000};
     for (size_t i = 0; i < sizeof(bye_lengths) / sizeof(bye_lengths[0]); i++) {
-        overlay_tcp_header_t bye = {
-            .version = 1, .type = OVERLAY_TCP_MSG_BYE, .length = bye_lengths[i]};
+        overlay_tcp_header_t bye = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
+                                    .type = OVERLAY_TCP_MSG_BYE,
+                                    .length = bye_lengths[i]};
 
         overlay_tcp_header_encode(&bye, bytes);
         expect_bad_header(bytes, sizeof(bytes), 1000, HERD_ERR_UNPACK_FAILURE, "BYE");
@@ -670,6 +688,7 @@ static overlay_tcp_hello_t sample_hello(void)
     }
     hello.num_daemons = 1000;
     hello.radix = 64;
+    hello.heartbeat_ms = 30000;
     snprintf(hello.dvm_id, sizeof(hello.dvm_id), "herd-dvm-4242@node001");
     snprintf(hello.uri, sizeof(hello.uri), "tcp://10.0.0.1:40123");
     return hello;
@@ -696,15 +715,16 @@ static void test_hello_codec(void **state)
     uint8_t payload[OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD + 8];
     uint8_t bad[sizeof(payload)];
     size_t length = 0;
-    size_t dvm_at = OVERLAY_TCP_NONCE_BYTES + 8;
+    size_t dvm_at = OVERLAY_TCP_NONCE_BYTES + 12;
 
     assert_int_equal(overlay_tcp_hello_encode(&hello, payload, sizeof(payload), &length),
                      HERD_SUCCESS);
-    assert_int_equal(length, 32 + 8 + 2 + strlen(hello.dvm_id) + 2 + strlen(hello.uri));
+    assert_int_equal(length, 32 + 12 + 2 + strlen(hello.dvm_id) + 2 + strlen(hello.uri));
     assert_int_equal(overlay_tcp_hello_decode(payload, length, &out, NULL, 0), HERD_SUCCESS);
     assert_memory_equal(out.nonce, hello.nonce, sizeof(out.nonce));
     assert_int_equal(out.num_daemons, 1000);
     assert_int_equal(out.radix, 64);
+    assert_int_equal(out.heartbeat_ms, 30000);
     assert_string_equal(out.dvm_id, hello.dvm_id);
     assert_string_equal(out.uri, hello.uri);
 
@@ -814,16 +834,18 @@ static void test_small_codecs(void **state)
 
     randombytes_buf(challenge.nonce, sizeof(challenge.nonce));
     randombytes_buf(challenge.mac, sizeof(challenge.mac));
+    challenge.heartbeat_ms = 0x01020304;
     assert_int_equal(overlay_tcp_challenge_encode(&challenge, payload, sizeof(payload), &length),
                      HERD_SUCCESS);
-    assert_int_equal(length, 64);
+    assert_int_equal(length, 68);
+    assert_int_equal(payload[32], 1); /* big-endian, after the nonce */
     assert_int_equal(overlay_tcp_challenge_decode(payload, length, &challenge_out, NULL, 0),
                      HERD_SUCCESS);
     assert_memory_equal(&challenge, &challenge_out, sizeof(challenge));
-    assert_int_equal(overlay_tcp_challenge_encode(&challenge, payload, 63, &length),
+    assert_int_equal(overlay_tcp_challenge_encode(&challenge, payload, 67, &length),
                      HERD_ERR_BAD_PARAM);
     for (size_t size = 0; size < sizeof(payload); size++) {
-        if (64 != size) {
+        if (68 != size) {
             assert_int_equal(
                 overlay_tcp_challenge_decode(payload, size, &challenge_out, why, sizeof(why)),
                 HERD_ERR_UNPACK_FAILURE);
@@ -866,8 +888,12 @@ static void test_small_codecs(void **state)
 
 static void test_data_decode(void **state)
 {
-    overlay_tcp_header_t header = {
-        .version = 1, .type = OVERLAY_TCP_MSG_DATA, .tag = 9, .src = 3, .dst = 6, .length = 5};
+    overlay_tcp_header_t header = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
+                                   .type = OVERLAY_TCP_MSG_DATA,
+                                   .tag = 9,
+                                   .src = 3,
+                                   .dst = 6,
+                                   .length = 5};
     const uint8_t payload[5] = "hello";
     overlay_tcp_data_t data;
     char why[256];
@@ -913,33 +939,40 @@ static void test_macs(void **state)
     randombytes_buf(nonce_c, sizeof(nonce_c));
     randombytes_buf(nonce_s, sizeof(nonce_s));
 
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", mac);
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", again);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", 30000, mac);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", 30000, again);
     assert_true(overlay_tcp_mac_equal(mac, again));
     /* every input matters */
-    overlay_tcp_challenge_mac(other_key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", changed);
+    overlay_tcp_challenge_mac(other_key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_challenge_mac(key, nonce_s, nonce_c, 0, 1, 7, 2, "dvm", changed);
+    overlay_tcp_challenge_mac(key, nonce_s, nonce_c, 0, 1, 7, 2, "dvm", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 1, 0, 7, 2, "dvm", changed);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 1, 0, 7, 2, "dvm", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 2, 7, 2, "dvm", changed);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 2, 7, 2, "dvm", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 8, 2, "dvm", changed);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 8, 2, "dvm", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 3, "dvm", changed);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 3, "dvm", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvn", changed);
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvn", 30000, changed);
+    assert_false(overlay_tcp_mac_equal(mac, changed));
+    overlay_tcp_challenge_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", 30001, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
     /* the response can never pass for the challenge, even over the same fields */
-    overlay_tcp_response_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", "", changed);
+    overlay_tcp_response_mac(key, nonce_c, nonce_s, 0, 1, 7, 2, "dvm", "", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
-    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "dvm", "tcp://1.2.3.4:5", mac);
-    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "dvm", "tcp://1.2.3.4:6", changed);
+    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "dvm", "tcp://1.2.3.4:5", 30000,
+                             mac);
+    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "dvm", "tcp://1.2.3.4:6", 30000,
+                             changed);
+    assert_false(overlay_tcp_mac_equal(mac, changed));
+    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "dvm", "tcp://1.2.3.4:5", 0,
+                             changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
     /* length prefixes: moving a byte from the DVM id to the URI changes the MAC */
-    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "ab", "c", mac);
-    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "a", "bc", changed);
+    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "ab", "c", 30000, mac);
+    overlay_tcp_response_mac(key, nonce_s, nonce_c, 1, 0, 7, 2, "a", "bc", 30000, changed);
     assert_false(overlay_tcp_mac_equal(mac, changed));
 }
 
@@ -1291,11 +1324,20 @@ static void test_mca_include_and_exclude(void **state)
     assert_contains(text, "overlay_tcp_max_message_size = 100");
     free(text);
     unsetenv("HERD_MCA_overlay_tcp_max_message_size");
+    setenv("HERD_MCA_overlay_base_handshake_timeout", "0", 1);
+    herd_test_capture_start(&stderr_capture);
+    assert_int_not_equal(orte_overlay_base_open(), HERD_SUCCESS);
+    text = herd_test_capture_stop(&stderr_capture);
+    assert_contains(text, "overlay_base_handshake_timeout is 0");
+    free(text);
+    unsetenv("HERD_MCA_overlay_base_handshake_timeout");
+    /* its old name still works, with a word that it was renamed */
     setenv("HERD_MCA_overlay_tcp_handshake_timeout", "0", 1);
     herd_test_capture_start(&stderr_capture);
     assert_int_not_equal(orte_overlay_base_open(), HERD_SUCCESS);
     text = herd_test_capture_stop(&stderr_capture);
-    assert_contains(text, "overlay_tcp_handshake_timeout = 0");
+    assert_contains(text, "overlay_base_handshake_timeout is 0");
+    assert_contains(text, "overlay_tcp_handshake_timeout");
     free(text);
 
     /* the MCA list is what init() uses when the caller gives none */
@@ -1427,6 +1469,7 @@ static void test_handshake_and_messages(void **state)
 
 static void test_wrong_secret(void **state)
 {
+    open_overlay_verbose("5");
     node_t *root = node_new(0, 2, 2);
     node_t *child = node_new_with(1, 2, 2, "test-dvm", wrong_secret, false);
     node_t *nodes[] = {root, child};
@@ -1460,7 +1503,7 @@ static void test_wrong_secret(void **state)
     raw_expect_close(nodes, 1, fd);
     run_until(nodes, 1, node_rejected, &rejected, "the parent to refuse the raw child");
     text = herd_test_capture_stop(&stderr_capture);
-    assert_contains(text, "Daemon 0 of DVM test-dvm refused a connection from 127.0.0.1:");
+    assert_contains(text, "daemon 0 of DVM test-dvm refused a connection from 127.0.0.1:");
     assert_contains(text, "claiming to be daemon 1");
     assert_contains(text, "does not know the DVM secret");
     free(text);
@@ -1476,6 +1519,7 @@ static void test_wrong_secret(void **state)
 
 static void test_wrong_dvm_id(void **state)
 {
+    open_overlay_verbose("1");
     node_t *root = node_new(0, 2, 2);
     node_t *child = node_new_with(1, 2, 2, "another-dvm", test_secret, true);
     node_t *nodes[] = {root, child};
@@ -1516,6 +1560,7 @@ static void expect_rejected(node_t *node, int fd, uint64_t count, const char *wh
 
 static void test_garbage_peers(void **state)
 {
+    open_overlay_verbose("5");
     node_t *root = node_new(0, 7, 2);
     uint8_t nonce[OVERLAY_TCP_NONCE_BYTES];
     uint8_t garbage[64];
@@ -1552,8 +1597,10 @@ static void test_garbage_peers(void **state)
     herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     {
-        overlay_tcp_header_t header = {
-            .version = 1, .type = OVERLAY_TCP_MSG_DATA, .src = 1, .length = 0x7fffffff};
+        overlay_tcp_header_t header = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
+                                       .type = OVERLAY_TCP_MSG_DATA,
+                                       .src = 1,
+                                       .length = 0x7fffffff};
         uint8_t bytes[OVERLAY_TCP_HEADER_BYTES];
 
         overlay_tcp_header_encode(&header, bytes);
@@ -1565,8 +1612,9 @@ static void test_garbage_peers(void **state)
     herd_test_capture_start(&stderr_capture);
     fd = raw_connect(root->uri);
     {
-        overlay_tcp_header_t header = {
-            .version = 1, .type = OVERLAY_TCP_MSG_HELLO, .length = 1u << 20};
+        overlay_tcp_header_t header = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
+                                       .type = OVERLAY_TCP_MSG_HELLO,
+                                       .length = 1u << 20};
         uint8_t bytes[OVERLAY_TCP_HEADER_BYTES];
 
         overlay_tcp_header_encode(&header, bytes);
@@ -1642,6 +1690,18 @@ static void test_garbage_peers(void **state)
     node_free(root);
 }
 
+/* A CHALLENGE as the wire has it. */
+static void raw_send_challenge(int fd, orte_vpid_t src, orte_vpid_t dst,
+                               const overlay_tcp_challenge_t *challenge)
+{
+    uint8_t payload[OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD];
+    size_t length = 0;
+
+    assert_int_equal(overlay_tcp_challenge_encode(challenge, payload, sizeof(payload), &length),
+                     HERD_SUCCESS);
+    raw_send_frame(fd, OVERLAY_TCP_MSG_CHALLENGE, 0, src, dst, payload, length);
+}
+
 /* A fake parent (a raw listener) answers the child's HELLO with reply. */
 static node_t *child_of_fake_parent(int *listener, int *fd, char *uri, size_t size,
                                     uint8_t nonce_c[OVERLAY_TCP_NONCE_BYTES])
@@ -1689,7 +1749,7 @@ static void test_fake_parent(void **state)
     herd_test_capture_start(&stderr_capture);
     child = child_of_fake_parent(&listener, &fd, uri, sizeof(uri), nonce_c);
     randombytes_buf(&challenge, sizeof(challenge));
-    raw_send_frame(fd, OVERLAY_TCP_MSG_CHALLENGE, 0, 0, 1, &challenge, sizeof(challenge));
+    raw_send_challenge(fd, 0, 1, &challenge);
     run_until(&child, 1, node_has_lost, child, "the child to refuse the fake parent");
     text = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(child->lost[0].status, HERD_ERR_AUTH);
@@ -1707,8 +1767,10 @@ static void test_fake_parent(void **state)
     child = child_of_fake_parent(&listener, &fd, uri, sizeof(uri), nonce_c);
     assert_int_equal(overlay_tcp_derive_key(test_secret, key), HERD_SUCCESS);
     randombytes_buf(challenge.nonce, sizeof(challenge.nonce));
-    overlay_tcp_challenge_mac(key, nonce_c, challenge.nonce, 1, 1, 2, 2, "test-dvm", challenge.mac);
-    raw_send_frame(fd, OVERLAY_TCP_MSG_CHALLENGE, 0, 1, 1, &challenge, sizeof(challenge));
+    challenge.heartbeat_ms = 0;
+    overlay_tcp_challenge_mac(key, nonce_c, challenge.nonce, 1, 1, 2, 2, "test-dvm", 0,
+                              challenge.mac);
+    raw_send_challenge(fd, 1, 1, &challenge);
     run_until(&child, 1, node_has_lost, child, "the child to refuse the wrong daemon");
     text = herd_test_capture_stop(&stderr_capture);
     assert_contains(child->lost[0].reason, "it answers as daemon 1 to daemon 1");
@@ -1733,9 +1795,10 @@ static void test_fake_parent(void **state)
     /* the right answer, then data: the raw parent gets what was queued */
     child = child_of_fake_parent(&listener, &fd, uri, sizeof(uri), nonce_c);
     randombytes_buf(challenge.nonce, sizeof(challenge.nonce));
-    overlay_tcp_challenge_mac(key, nonce_c, challenge.nonce, 0, 1, 2, 2, "test-dvm", challenge.mac);
+    overlay_tcp_challenge_mac(key, nonce_c, challenge.nonce, 0, 1, 2, 2, "test-dvm", 0,
+                              challenge.mac);
     assert_int_equal(module->send(child->overlay, 0, TEST_TAG, "queued", 6), HERD_SUCCESS);
-    raw_send_frame(fd, OVERLAY_TCP_MSG_CHALLENGE, 0, 0, 1, &challenge, sizeof(challenge));
+    raw_send_challenge(fd, 0, 1, &challenge);
     {
         overlay_tcp_header_t header;
         overlay_tcp_response_t response;
@@ -1746,7 +1809,7 @@ static void test_fake_parent(void **state)
         assert_int_equal(header.type, OVERLAY_TCP_MSG_RESPONSE);
         assert_int_equal(overlay_tcp_response_decode(payload, header.length, &response, NULL, 0),
                          HERD_SUCCESS);
-        overlay_tcp_response_mac(key, challenge.nonce, nonce_c, 1, 0, 2, 2, "test-dvm", "",
+        overlay_tcp_response_mac(key, challenge.nonce, nonce_c, 1, 0, 2, 2, "test-dvm", "", 0,
                                  expected);
         assert_true(overlay_tcp_mac_equal(expected, response.mac));
         assert_true(raw_read_frame(&child, 1, fd, &header, payload, sizeof(payload)));
@@ -1817,8 +1880,8 @@ static void test_handshake_timeout(void **state)
     int fd;
 
     orte_overlay_base_close();
-    setenv("HERD_MCA_overlay_tcp_handshake_timeout", "1", 1);
-    open_overlay();
+    setenv("HERD_MCA_overlay_base_handshake_timeout", "1", 1);
+    open_overlay_verbose("1");
     root = node_new(0, 2, 2);
 
     /* a peer that connects and says nothing */
@@ -1833,7 +1896,7 @@ static void test_handshake_timeout(void **state)
     run_until(&child, 1, node_has_lost, child, "the handshake to time out");
     assert_int_equal(child->lost[0].status, HERD_ERR_TIMEOUT);
     assert_contains(child->lost[0].reason, "did not complete the handshake within 1 s");
-    assert_contains(child->lost[0].reason, "overlay_tcp_handshake_timeout");
+    assert_contains(child->lost[0].reason, "overlay_base_handshake_timeout");
     close(listener);
     node_free(child);
     node_free(root);
@@ -2039,6 +2102,7 @@ static bool some_got(void *arg)
  * live daemons, through the adopted links, and nothing goes to the dead one. */
 static void test_route_around_lost(void **state)
 {
+    open_overlay_verbose("1"); /* to read why the stranger below is refused */
     const uint32_t n = 13, radix = 3;
     node_t *nodes[13];
     node_t *live[13];
@@ -2092,8 +2156,8 @@ static void test_route_around_lost(void **state)
         assert_int_equal(module->send(nodes[5]->overlay, live_vpids[j], TEST_TAG, "hi", 2),
                          HERD_SUCCESS);
     }
-    some_wait_t got = {.nodes = nodes, .vpids = live_vpids, .count = num_live,
-                       .expected = num_live};
+    some_wait_t got = {
+        .nodes = nodes, .vpids = live_vpids, .count = num_live, .expected = num_live};
     run_until(live, num_live, some_got, &got, "every message around the dead daemon");
     pump(live, num_live);
     for (size_t i = 0; i < num_live; i++) {
@@ -2326,6 +2390,7 @@ static void expect_cut_off(node_t *root, int fd, uint64_t count, const char *why
 
 static void test_misbehaving_neighbour(void **state)
 {
+    open_overlay_verbose("1"); /* to read why the second connection is refused */
     node_t *root = node_new(0, 5, 2);
     node_t *nodes[] = {root};
     uint64_t count = 0;
@@ -2368,13 +2433,14 @@ static void test_misbehaving_neighbour(void **state)
     herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     raw_hello(fd, 1, 0, 5, 2, "test-dvm", "", nonce);
-    expect_cut_off(root, fd, ++count, "a HELLO frame arrived where only DATA or BYE may come");
+    expect_cut_off(root, fd, ++count,
+                   "a HELLO frame arrived where only DATA, HEARTBEAT or BYE may come");
 
     /* a 100 MiB frame against the default 64 MiB: refused on the header, nothing allocated */
     herd_test_capture_start(&stderr_capture);
     fd = raw_child(nodes, 1, root->uri, 1, 0, 5, 2, test_secret);
     {
-        overlay_tcp_header_t header = {.version = 1,
+        overlay_tcp_header_t header = {.version = OVERLAY_TCP_PROTOCOL_VERSION,
                                        .type = OVERLAY_TCP_MSG_DATA,
                                        .tag = 1,
                                        .src = 1,

@@ -21,8 +21,7 @@
 typedef struct {
     int priority;
     size_t max_message_size;
-    unsigned handshake_timeout; /* seconds */
-    char *if_include;           /* variable storage, owned by the variable system */
+    char *if_include; /* variable storage, owned by the variable system */
     char *if_exclude;
     int if_include_index;
     int if_exclude_index;
@@ -103,6 +102,14 @@ typedef struct overlay_tcp_conn {
     size_t rcap;
     size_t rlen;
     bool said_bye; /* the peer said goodbye: its close is orderly */
+    /* heartbeats (overlay_tcp_heartbeat.c), once up: two flags per message, counted per tick */
+    uint32_t hb_timeout_ms;      /* the smaller of both ends' timeouts; 0: not watched */
+    uint32_t hb_peer_timeout_ms; /* what the neighbour said its own is */
+    bool hb_sent;                /* bytes went out since the last tick */
+    bool hb_heard;               /* bytes came in since the last tick */
+    uint32_t hb_quiet_ms;        /* whole ticks with nothing sent */
+    uint32_t hb_silent_ms;       /* whole ticks with nothing heard */
+    uint64_t hb_tick;            /* the last tick that looked at this connection */
 } overlay_tcp_conn_t;
 
 typedef struct {
@@ -128,7 +135,13 @@ struct orte_overlay {
     bool key_ready;
     overlay_tcp_if_list_t interfaces;
     size_t max_message_size;
-    struct timeval handshake_timeout;
+    struct timeval handshake_timeout; /* an accepted connection's, to authenticate */
+    struct timeval connect_timeout;   /* ours, to hear the parent's answer */
+
+    uint32_t heartbeat_timeout_ms; /* from the config; 0: off */
+    opal_event_t *heartbeat_timer; /* one per endpoint, armed while a connection is watched */
+    uint32_t heartbeat_tick_ms;    /* its period now; 0: not armed */
+    uint64_t heartbeat_ticks;      /* ticks so far */
 
     int listen_fd;
     opal_event_t *listen_event;
@@ -172,6 +185,13 @@ int overlay_tcp_conn_connect(struct orte_overlay *overlay, const struct sockaddr
 int overlay_tcp_conn_adopt(struct orte_overlay *overlay, int fd, overlay_tcp_peer_t *peer);
 /* Close without callbacks (finalize); with bye, first try to say goodbye. */
 void overlay_tcp_conn_close(overlay_tcp_conn_t *conn, bool bye);
+/* Close conn after a failure and say so: a neighbour's loss goes to the lost callback, a
+ * refused stranger to the log (overlay_base_verbose). The caller is inside enter/leave when conn
+ * has a peer. */
+void overlay_tcp_conn_fail(overlay_tcp_conn_t *conn, int status, const char *reason);
+/* The listener is full of connections still authenticating: drop the oldest of those that have
+ * said nothing yet (else the oldest), so that a daemon arriving after a flood gets in. */
+void overlay_tcp_conn_evict_pending(struct orte_overlay *overlay);
 /* Queue (or write at once) a frame for peer; payload gathered from iov. */
 int overlay_tcp_peer_send(struct orte_overlay *overlay, overlay_tcp_peer_t *peer,
                           const overlay_tcp_header_t *header, const struct iovec *iov, int iovcnt,
@@ -184,6 +204,16 @@ overlay_tcp_msg_t *overlay_tcp_msg_new(const overlay_tcp_header_t *header, bool 
 void overlay_tcp_queue_push(struct orte_overlay *overlay, overlay_tcp_queue_t *queue,
                             overlay_tcp_msg_t *msg);
 void overlay_tcp_queue_drop(struct orte_overlay *overlay, overlay_tcp_queue_t *queue);
+
+/* Heartbeats (overlay_tcp_heartbeat.c). */
+/* conn is up: watch it with the smaller of our timeout and the neighbour's. */
+void overlay_tcp_heartbeat_watch(overlay_tcp_conn_t *conn, uint32_t peer_timeout_ms);
+/* A HEARTBEAT frame arrived on conn (up). HERD_SUCCESS, or a malformed frame (why says how). */
+int overlay_tcp_heartbeat_recv(overlay_tcp_conn_t *conn, const overlay_tcp_header_t *header,
+                               const uint8_t *payload, char *why, size_t why_size);
+void overlay_tcp_heartbeat_free(struct orte_overlay *overlay);
+/* "30 s", "1.5 s" or "500 ms", for messages. */
+void overlay_tcp_duration_format(uint64_t ms, char *text, size_t size);
 
 /* Routing (overlay_tcp_route.c). */
 /* The parent, a child or an adopted descendant with that vpid, else NULL. */

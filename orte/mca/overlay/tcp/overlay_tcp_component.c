@@ -14,12 +14,10 @@
 
 #define OVERLAY_TCP_DEFAULT_PRIORITY          10
 #define OVERLAY_TCP_DEFAULT_MAX_MESSAGE_SIZE  ((size_t) 64 * 1024 * 1024)
-#define OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT 30u
 
 overlay_tcp_settings_t overlay_tcp_settings = {
     .priority = OVERLAY_TCP_DEFAULT_PRIORITY,
     .max_message_size = OVERLAY_TCP_DEFAULT_MAX_MESSAGE_SIZE,
-    .handshake_timeout = OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT,
     .if_include_index = -1,
     .if_exclude_index = -1,
 };
@@ -41,12 +39,6 @@ static int overlay_tcp_register(const opal_mca_component_t *component)
                  "(k/m/g suffixes allowed). A neighbour that sends a larger one "
                  "is disconnected: set the same value on every node",
          .level = 4},
-        {.name = "handshake_timeout",
-         .type = OPAL_MCA_VAR_UNSIGNED,
-         .storage = &overlay_tcp_settings.handshake_timeout,
-         .help = "Seconds a new connection may take to authenticate before it is "
-                 "dropped (at least 1)",
-         .level = 4},
         {.name = "if_include",
          .type = OPAL_MCA_VAR_STRING,
          .storage = &overlay_tcp_settings.if_include,
@@ -67,7 +59,6 @@ static int overlay_tcp_register(const opal_mca_component_t *component)
      * holds the values of its previous registration */
     s->priority = OVERLAY_TCP_DEFAULT_PRIORITY;
     s->max_message_size = OVERLAY_TCP_DEFAULT_MAX_MESSAGE_SIZE;
-    s->handshake_timeout = OVERLAY_TCP_DEFAULT_HANDSHAKE_TIMEOUT;
     s->if_include = NULL;
     s->if_exclude = NULL;
     return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
@@ -91,12 +82,6 @@ static int overlay_tcp_open(const opal_mca_component_t *component)
         opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-value", true, "overlay_tcp_max_message_size",
                        "overlay_tcp_max_message_size", value, low, high,
                        "overlay_tcp_max_message_size");
-        return HERD_ERR_SILENT;
-    }
-    if (0 == s->handshake_timeout) {
-        opal_show_help(OVERLAY_TCP_HELP_FILE, "bad-value", true, "overlay_tcp_handshake_timeout",
-                       "overlay_tcp_handshake_timeout", "0", "1", "4294967295",
-                       "overlay_tcp_handshake_timeout");
         return HERD_ERR_SILENT;
     }
     /* the same check and message as the fabric framework's lists */

@@ -17,9 +17,11 @@
 #include "orte/util/radix.h"
 
 /* Receive buffer: what a connection starts with, and the size above which an idle buffer (one
- * that grew for a large message) is given back. */
-#define OVERLAY_TCP_RBUF_INITIAL ((size_t) 64 * 1024)
-#define OVERLAY_TCP_RBUF_SHRINK  ((size_t) 8 * 1024 * 1024)
+ * that grew for a large message) is given back. An accepted connection starts with room for one
+ * handshake frame only, so a stranger holds 1 KiB, not 64, until it proves itself. */
+#define OVERLAY_TCP_RBUF_INITIAL  ((size_t) 64 * 1024)
+#define OVERLAY_TCP_RBUF_STRANGER ((size_t) OVERLAY_TCP_HANDSHAKE_OUT)
+#define OVERLAY_TCP_RBUF_SHRINK   ((size_t) 8 * 1024 * 1024)
 /* recv() calls per wakeup, so one busy neighbour cannot starve the others. */
 #define OVERLAY_TCP_READ_ROUNDS 16
 /* Frames gathered into one sendmsg(). */
@@ -29,6 +31,9 @@
 #define OVERLAY_TCP_KEEPIDLE  30
 #define OVERLAY_TCP_KEEPINTVL 10
 #define OVERLAY_TCP_KEEPCNT   3
+/* A refused stranger is logged at overlay_base_verbose 1 the first time on an endpoint, then at
+ * this level: a flood must not flood the log either (peers_rejected counts them all). */
+#define OVERLAY_TCP_VERBOSE_REFUSALS 5
 
 /* What frame handling left behind. */
 typedef enum {
@@ -60,7 +65,7 @@ static void conn_set_options(int fd)
 }
 
 static int conn_new(orte_overlay_t *overlay, int fd, bool outgoing, const char *address,
-                    overlay_tcp_conn_t **result)
+                    size_t rcap, overlay_tcp_conn_t **result)
 {
     overlay_tcp_conn_t *conn = calloc(1, sizeof(*conn));
     int rc = HERD_ERR_OUT_OF_RESOURCE;
@@ -73,7 +78,7 @@ static int conn_new(orte_overlay_t *overlay, int fd, bool outgoing, const char *
     conn->outgoing = outgoing;
     conn->claimed_vpid = ORTE_VPID_INVALID;
     snprintf(conn->address, sizeof(conn->address), "%s", address);
-    conn->rcap = OVERLAY_TCP_RBUF_INITIAL;
+    conn->rcap = rcap;
     conn->rbuf = malloc(conn->rcap);
     if (NULL == conn->rbuf) {
         goto err_free;
@@ -94,7 +99,8 @@ static int conn_new(orte_overlay_t *overlay, int fd, bool outgoing, const char *
     }
     rc = opal_event_add(conn->read_event, NULL);
     if (HERD_SUCCESS == rc) {
-        rc = opal_event_add(conn->timer, &overlay->handshake_timeout);
+        rc = opal_event_add(conn->timer,
+                            outgoing ? &overlay->connect_timeout : &overlay->handshake_timeout);
     }
     if (HERD_SUCCESS != rc) {
         goto err_events;
@@ -165,6 +171,9 @@ static void conn_fail(overlay_tcp_conn_t *conn, int status, const char *reason)
     orte_vpid_t vpid = NULL != peer ? peer->vpid : ORTE_VPID_INVALID;
 
     if (NULL == peer) {
+        /* never on stderr: a session daemon's stderr is its job's, and anyone who can reach a
+         * port could write into it */
+        bool first = 0 == overlay->stats.peers_rejected;
         char claimed[64];
 
         conn_claimed(conn, claimed, sizeof(claimed));
@@ -172,8 +181,12 @@ static void conn_fail(overlay_tcp_conn_t *conn, int status, const char *reason)
         if (HERD_ERR_AUTH == status) {
             overlay->stats.auth_failures++;
         }
-        opal_show_help(OVERLAY_TCP_HELP_FILE, "peer-rejected", true, overlay->vpid, overlay->dvm_id,
-                       conn->address, claimed, reason);
+        opal_output_verbose(first ? 1 : OVERLAY_TCP_VERBOSE_REFUSALS, overlay_tcp_output(),
+                            "overlay tcp: daemon %u of DVM %s refused a connection from %s (%s): "
+                            "%s%s",
+                            overlay->vpid, overlay->dvm_id, conn->address, claimed, reason,
+                            first ? " (further refusals are logged at overlay_base_verbose 5)"
+                                  : "");
         conn_destroy(conn);
         return;
     }
@@ -184,6 +197,39 @@ static void conn_fail(overlay_tcp_conn_t *conn, int status, const char *reason)
     overlay_tcp_queue_drop(overlay, &peer->queue);
     conn_destroy(conn);
     overlay_tcp_report_lost(overlay, vpid, status, reason);
+}
+
+void overlay_tcp_conn_fail(overlay_tcp_conn_t *conn, int status, const char *reason)
+{
+    conn_fail(conn, status, reason);
+}
+
+void overlay_tcp_conn_evict_pending(orte_overlay_t *overlay)
+{
+    overlay_tcp_conn_t *oldest = NULL;
+    overlay_tcp_conn_t *oldest_silent = NULL;
+    char reason[256];
+
+    /* newest first in the list: the last one seen is the oldest. One that has not even said
+     * HELLO goes before one whose HELLO passed (that may be a daemon of ours mid-handshake). */
+    for (overlay_tcp_conn_t *conn = overlay->conns; NULL != conn; conn = conn->next) {
+        if (conn->outgoing || NULL != conn->peer) {
+            continue;
+        }
+        oldest = conn;
+        if (OVERLAY_TCP_CONN_WAIT_HELLO == conn->state) {
+            oldest_silent = conn;
+        }
+    }
+    if (NULL != oldest_silent) {
+        oldest = oldest_silent;
+    }
+    if (NULL != oldest) {
+        snprintf(reason, sizeof(reason),
+                 "dropped for a newer connection: %u connections were authenticating at once",
+                 overlay->num_pending);
+        conn_fail(oldest, HERD_ERR_OUT_OF_RESOURCE, reason);
+    }
 }
 
 /* The parent failed our checks during the handshake: a security event worth a log line of its
@@ -301,6 +347,7 @@ static int conn_flush(overlay_tcp_conn_t *conn)
             }
             return (EAGAIN == errno || EWOULDBLOCK == errno) ? HERD_SUCCESS : HERD_ERR_IN_ERRNO;
         }
+        conn->hb_sent = true;
         written = (size_t) n;
         while (written > 0) {
             overlay_tcp_msg_t *msg = queue->head;
@@ -359,6 +406,7 @@ int overlay_tcp_peer_send(orte_overlay_t *overlay, overlay_tcp_peer_t *peer,
         do {
             n = sendmsg(conn->fd, &message, MSG_NOSIGNAL);
         } while (n < 0 && EINTR == errno);
+        conn->hb_sent = conn->hb_sent || n > 0;
         if (n >= 0 && (size_t) n == sizeof(head) + length) {
             return HERD_SUCCESS;
         }
@@ -391,7 +439,7 @@ int overlay_tcp_conn_accept(orte_overlay_t *overlay, int fd, const char *address
     overlay_tcp_conn_t *conn = NULL;
     int rc;
 
-    rc = conn_new(overlay, fd, false, address, &conn);
+    rc = conn_new(overlay, fd, false, address, OVERLAY_TCP_RBUF_STRANGER, &conn);
     if (HERD_SUCCESS != rc) {
         return rc;
     }
@@ -408,7 +456,7 @@ int overlay_tcp_conn_adopt(orte_overlay_t *overlay, int fd, overlay_tcp_peer_t *
     bool parent = (peer == &overlay->parent);
     int rc;
 
-    rc = conn_new(overlay, fd, parent, "a socket shared at fork", &conn);
+    rc = conn_new(overlay, fd, parent, "a socket shared at fork", OVERLAY_TCP_RBUF_INITIAL, &conn);
     if (HERD_SUCCESS != rc) {
         return rc;
     }
@@ -418,6 +466,8 @@ int overlay_tcp_conn_adopt(orte_overlay_t *overlay, int fd, overlay_tcp_peer_t *
     peer->conn = conn;
     peer->state = OVERLAY_TCP_PEER_UP;
     overlay->stats.neighbours_up++;
+    /* both ends inherited their settings from the process that made the pair */
+    overlay_tcp_heartbeat_watch(conn, overlay->heartbeat_timeout_ms);
     if (NULL != peer->queue.head) {
         conn_want_write(conn);
     }
@@ -440,7 +490,7 @@ int overlay_tcp_conn_connect(orte_overlay_t *overlay, const struct sockaddr *add
     if (fd < 0) {
         return HERD_ERR_IN_ERRNO;
     }
-    rc = conn_new(overlay, fd, true, text, &conn);
+    rc = conn_new(overlay, fd, true, text, OVERLAY_TCP_RBUF_INITIAL, &conn);
     if (HERD_SUCCESS != rc) {
         close(fd);
         return rc;
@@ -494,6 +544,7 @@ static void conn_connected(overlay_tcp_conn_t *conn)
     memcpy(hello.nonce, conn->nonce_local, sizeof(hello.nonce));
     hello.num_daemons = overlay->num_daemons;
     hello.radix = overlay->radix;
+    hello.heartbeat_ms = overlay->heartbeat_timeout_ms;
     snprintf(hello.dvm_id, sizeof(hello.dvm_id), "%s", overlay->dvm_id);
     /* the response MAC covers this exact URI, even if listen() is called meanwhile */
     snprintf(hello.uri, sizeof(hello.uri), "%s", overlay->uri);
@@ -517,7 +568,7 @@ static conn_result_t conn_on_hello(overlay_tcp_conn_t *conn, const overlay_tcp_h
     overlay_tcp_hello_t hello;
     overlay_tcp_challenge_t challenge;
     overlay_tcp_peer_t *peer;
-    uint8_t out[OVERLAY_TCP_NONCE_BYTES + OVERLAY_TCP_MAC_BYTES];
+    uint8_t out[OVERLAY_TCP_NONCE_BYTES + 4 + OVERLAY_TCP_MAC_BYTES];
     size_t length = 0;
     char why[256];
     char reason[768];
@@ -567,6 +618,7 @@ static conn_result_t conn_on_hello(overlay_tcp_conn_t *conn, const overlay_tcp_h
     }
     memcpy(conn->nonce_remote, hello.nonce, sizeof(conn->nonce_remote));
     snprintf(conn->hello_uri, sizeof(conn->hello_uri), "%s", hello.uri);
+    conn->hb_peer_timeout_ms = hello.heartbeat_ms;
     if (HERD_SUCCESS != overlay_tcp_random(conn->nonce_local, sizeof(conn->nonce_local))) {
         snprintf(reason, sizeof(reason), "no random numbers for the handshake: %s",
                  strerror(errno));
@@ -574,9 +626,10 @@ static conn_result_t conn_on_hello(overlay_tcp_conn_t *conn, const overlay_tcp_h
         return CONN_GONE;
     }
     memcpy(challenge.nonce, conn->nonce_local, sizeof(challenge.nonce));
+    challenge.heartbeat_ms = overlay->heartbeat_timeout_ms;
     overlay_tcp_challenge_mac(overlay->key, conn->nonce_remote, conn->nonce_local, overlay->vpid,
                               header->src, overlay->num_daemons, overlay->radix, overlay->dvm_id,
-                              challenge.mac);
+                              challenge.heartbeat_ms, challenge.mac);
     if (HERD_SUCCESS != overlay_tcp_challenge_encode(&challenge, out, sizeof(out), &length) ||
         HERD_SUCCESS !=
             conn_send_handshake(conn, OVERLAY_TCP_MSG_CHALLENGE, header->src, out, length)) {
@@ -612,7 +665,8 @@ static conn_result_t conn_on_response(overlay_tcp_conn_t *conn, const overlay_tc
     }
     overlay_tcp_response_mac(overlay->key, conn->nonce_local, conn->nonce_remote,
                              conn->claimed_vpid, overlay->vpid, overlay->num_daemons,
-                             overlay->radix, overlay->dvm_id, conn->hello_uri, expected);
+                             overlay->radix, overlay->dvm_id, conn->hello_uri,
+                             conn->hb_peer_timeout_ms, expected);
     if (!overlay_tcp_mac_equal(expected, response.mac)) {
         conn_fail(conn, HERD_ERR_AUTH,
                   "it does not know the DVM secret (its RESPONSE carries the wrong MAC)");
@@ -634,6 +688,7 @@ static conn_result_t conn_on_response(overlay_tcp_conn_t *conn, const overlay_tc
     peer->state = OVERLAY_TCP_PEER_UP;
     snprintf(peer->uri, sizeof(peer->uri), "%s", conn->hello_uri);
     overlay->stats.neighbours_up++;
+    overlay_tcp_heartbeat_watch(conn, conn->hb_peer_timeout_ms);
     opal_output_verbose(5, overlay_tcp_output(),
                         "overlay tcp: daemon %u: child %u connected from %s", overlay->vpid,
                         peer->vpid, conn->address);
@@ -671,7 +726,7 @@ static conn_result_t conn_on_challenge(overlay_tcp_conn_t *conn, const overlay_t
     }
     overlay_tcp_challenge_mac(overlay->key, conn->nonce_local, challenge.nonce,
                               overlay->parent.vpid, overlay->vpid, overlay->num_daemons,
-                              overlay->radix, overlay->dvm_id, expected);
+                              overlay->radix, overlay->dvm_id, challenge.heartbeat_ms, expected);
     if (!overlay_tcp_mac_equal(expected, challenge.mac)) {
         conn_refuse_parent(conn, HERD_ERR_AUTH,
                            "it could not prove it knows the DVM secret (wrong MAC in its "
@@ -681,7 +736,8 @@ static conn_result_t conn_on_challenge(overlay_tcp_conn_t *conn, const overlay_t
     memcpy(conn->nonce_remote, challenge.nonce, sizeof(conn->nonce_remote));
     overlay_tcp_response_mac(overlay->key, conn->nonce_remote, conn->nonce_local, overlay->vpid,
                              overlay->parent.vpid, overlay->num_daemons, overlay->radix,
-                             overlay->dvm_id, conn->hello_uri, response.mac);
+                             overlay->dvm_id, conn->hello_uri, overlay->heartbeat_timeout_ms,
+                             response.mac);
     if (HERD_SUCCESS != overlay_tcp_response_encode(&response, out, sizeof(out), &length) ||
         HERD_SUCCESS != conn_send_handshake(conn, OVERLAY_TCP_MSG_RESPONSE, overlay->parent.vpid,
                                             out, length)) {
@@ -693,6 +749,7 @@ static conn_result_t conn_on_challenge(overlay_tcp_conn_t *conn, const overlay_t
     conn->state = OVERLAY_TCP_CONN_UP;
     overlay->parent.state = OVERLAY_TCP_PEER_UP;
     overlay->stats.neighbours_up++;
+    overlay_tcp_heartbeat_watch(conn, challenge.heartbeat_ms);
     opal_output_verbose(5, overlay_tcp_output(),
                         "overlay tcp: daemon %u: connected to parent %u at %s", overlay->vpid,
                         overlay->parent.vpid, overlay->parent.uri);
@@ -786,7 +843,8 @@ static bool conn_expects(const overlay_tcp_conn_t *conn, unsigned type)
     case OVERLAY_TCP_CONN_WAIT_RESPONSE:
         return OVERLAY_TCP_MSG_RESPONSE == type;
     case OVERLAY_TCP_CONN_UP:
-        return OVERLAY_TCP_MSG_DATA == type || OVERLAY_TCP_MSG_BYE == type;
+        return OVERLAY_TCP_MSG_DATA == type || OVERLAY_TCP_MSG_BYE == type ||
+               OVERLAY_TCP_MSG_HEARTBEAT == type;
     default:
         return false;
     }
@@ -803,7 +861,7 @@ static const char *conn_expected_names(const overlay_tcp_conn_t *conn)
     case OVERLAY_TCP_CONN_WAIT_RESPONSE:
         return "RESPONSE";
     case OVERLAY_TCP_CONN_UP:
-        return "DATA or BYE";
+        return "DATA, HEARTBEAT or BYE";
     default:
         return "nothing";
     }
@@ -836,9 +894,41 @@ static conn_result_t conn_handle_frame(overlay_tcp_conn_t *conn, const overlay_t
     case OVERLAY_TCP_CONN_WAIT_RESPONSE:
         return conn_on_response(conn, header, payload);
     default:
-        return OVERLAY_TCP_MSG_DATA == header->type ? conn_on_data(conn, header, payload)
-                                                    : conn_on_bye(conn, header, payload);
+        break;
     }
+    if (OVERLAY_TCP_MSG_HEARTBEAT == header->type) {
+        char why[256];
+
+        if (HERD_SUCCESS != overlay_tcp_heartbeat_recv(conn, header, payload, why, sizeof(why))) {
+            conn_protocol_error(conn, why);
+            return CONN_GONE;
+        }
+        return CONN_CONTINUE;
+    }
+    return OVERLAY_TCP_MSG_DATA == header->type ? conn_on_data(conn, header, payload)
+                                                : conn_on_bye(conn, header, payload);
+}
+
+/* The start of a header is in, not all of it: refuse it now if no ending of it could be a frame
+ * this connection takes (a stranger's garbage is refused at its first wrong byte). */
+static bool conn_check_start(overlay_tcp_conn_t *conn, const uint8_t *bytes, size_t size)
+{
+    char why[256];
+    int rc;
+
+    rc =
+        overlay_tcp_header_check_start(bytes, size, OVERLAY_TCP_MAX_MESSAGE_SIZE, why, sizeof(why));
+    if (HERD_SUCCESS != rc) {
+        conn_bad_input(conn, HERD_ERR_VERSION_MISMATCH == rc ? rc : HERD_ERR_UNPACK_FAILURE, why);
+        return false;
+    }
+    if (size > 5 && !conn_expects(conn, bytes[5])) {
+        snprintf(why, sizeof(why), "a %s frame arrived where only %s may come",
+                 overlay_tcp_msg_type_name(bytes[5]), conn_expected_names(conn));
+        conn_bad_input(conn, HERD_ERR_UNPACK_FAILURE, why);
+        return false;
+    }
+    return true;
 }
 
 /* Handle every whole frame in the receive buffer; keep the partial one at its start. */
@@ -918,6 +1008,11 @@ static conn_result_t conn_process(overlay_tcp_conn_t *conn)
             break;
         }
     }
+    if (CONN_CONTINUE == result && conn->rlen - pos > 0 &&
+        conn->rlen - pos < OVERLAY_TCP_HEADER_BYTES &&
+        !conn_check_start(conn, conn->rbuf + pos, conn->rlen - pos)) {
+        return CONN_GONE;
+    }
     if (pos > 0) {
         memmove(conn->rbuf, conn->rbuf + pos, conn->rlen - pos);
         conn->rlen -= pos;
@@ -959,6 +1054,15 @@ static void conn_closed(overlay_tcp_conn_t *conn)
 
 static void conn_read(overlay_tcp_conn_t *conn)
 {
+    if (OVERLAY_TCP_CONN_UP == conn->state && conn->rcap < OVERLAY_TCP_RBUF_INITIAL) {
+        /* authenticated now: the stranger's small buffer would cost a recv() per 1 KiB */
+        uint8_t *bigger = realloc(conn->rbuf, OVERLAY_TCP_RBUF_INITIAL);
+
+        if (NULL != bigger) {
+            conn->rbuf = bigger;
+            conn->rcap = OVERLAY_TCP_RBUF_INITIAL;
+        }
+    }
     for (int round = 0; round < OVERLAY_TCP_READ_ROUNDS; round++) {
         size_t room = conn->rcap - conn->rlen;
         ssize_t n = recv(conn->fd, conn->rbuf + conn->rlen, room, 0);
@@ -985,6 +1089,7 @@ static void conn_read(overlay_tcp_conn_t *conn)
             conn_closed(conn);
             return;
         }
+        conn->hb_heard = true; /* any byte is a sign of life */
         conn->rlen += (size_t) n;
         if (CONN_CONTINUE != conn_process(conn)) {
             return;
@@ -1048,15 +1153,21 @@ static void conn_timer_cb(int fd, short what, void *arg)
                  overlay->parent.vpid, overlay->parent.uri, strerror(conn->connect_errno));
         conn_fail(conn, HERD_ERR_UNREACH, reason);
     } else if (conn->outgoing) {
+        char span[32];
+        bool heartbeat = overlay->connect_timeout.tv_sec != overlay->handshake_timeout.tv_sec ||
+                         0 != overlay->connect_timeout.tv_usec;
+
+        overlay_tcp_duration_format(heartbeat ? overlay->heartbeat_timeout_ms
+                                              : (uint64_t) overlay->handshake_timeout.tv_sec * 1000,
+                                    span, sizeof(span));
         snprintf(reason, sizeof(reason),
-                 "the parent daemon %u at %s did not complete the handshake within %ld s "
-                 "(overlay_tcp_handshake_timeout)",
-                 overlay->parent.vpid, overlay->parent.uri,
-                 (long) overlay->handshake_timeout.tv_sec);
+                 "the parent daemon %u at %s did not complete the handshake within %s (%s)",
+                 overlay->parent.vpid, overlay->parent.uri, span,
+                 heartbeat ? "dvm_heartbeat_timeout" : "overlay_base_handshake_timeout");
         conn_fail(conn, HERD_ERR_TIMEOUT, reason);
     } else {
         snprintf(reason, sizeof(reason),
-                 "it did not complete the handshake within %ld s (overlay_tcp_handshake_timeout)",
+                 "it did not complete the handshake within %ld s (overlay_base_handshake_timeout)",
                  (long) overlay->handshake_timeout.tv_sec);
         conn_fail(conn, HERD_ERR_TIMEOUT, reason);
     }

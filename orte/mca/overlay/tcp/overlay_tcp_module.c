@@ -19,7 +19,8 @@
 #include "orte/util/radix.h"
 
 /* Connections accepted but not yet authenticated, beyond the children that may all connect at
- * once: a flood of strangers cannot exhaust the daemon's descriptors. */
+ * once: a flood of strangers cannot exhaust the daemon's descriptors or memory (the oldest is
+ * dropped for a new one, so a daemon arriving after the flood still gets in). */
 #define OVERLAY_TCP_EXTRA_PENDING 64u
 /* After running out of descriptors, how long the listener rests before accepting again. */
 #define OVERLAY_TCP_ACCEPT_RETRY_SECONDS 1
@@ -201,7 +202,17 @@ static int overlay_tcp_init(const orte_overlay_config_t *config, orte_overlay_t 
     overlay->radix = config->radix;
     snprintf(overlay->dvm_id, sizeof(overlay->dvm_id), "%s", config->dvm_id);
     overlay->max_message_size = s->max_message_size;
-    overlay->handshake_timeout.tv_sec = (time_t) s->handshake_timeout;
+    overlay->handshake_timeout.tv_sec = (time_t) orte_overlay_base_handshake_timeout();
+    /* a parent slow to answer (its node busy, its loop blocked a while) is judged like a
+     * neighbour gone silent; the handshake timeout is for strangers at our own listener */
+    overlay->heartbeat_timeout_ms = config->heartbeat_timeout_ms;
+    overlay->connect_timeout = overlay->handshake_timeout;
+    if ((uint64_t) config->heartbeat_timeout_ms >
+        (uint64_t) overlay->handshake_timeout.tv_sec * 1000) {
+        overlay->connect_timeout.tv_sec = (time_t) (config->heartbeat_timeout_ms / 1000);
+        overlay->connect_timeout.tv_usec =
+            (suseconds_t) (config->heartbeat_timeout_ms % 1000) * 1000;
+    }
     overlay->listen_fd = -1;
 
     memcpy(overlay->secret, config->secret, sizeof(overlay->secret));
@@ -301,11 +312,12 @@ static void overlay_tcp_accept_cb(int fd, short what, void *arg)
             if (EAGAIN == err || EWOULDBLOCK == err) {
                 return;
             }
-            /* the listener would stay readable and spin the loop: rest a while */
-            opal_output(OPAL_OUTPUT_STDERR,
-                        "overlay tcp: daemon %u cannot accept connections for now: %s; trying "
-                        "again in %d s",
-                        overlay->vpid, strerror(err), OVERLAY_TCP_ACCEPT_RETRY_SECONDS);
+            /* the listener would stay readable and spin the loop: rest a while (a log line
+             * only: a flood of strangers can cause it, and it must not reach a job's output) */
+            opal_output_verbose(1, overlay_tcp_output(),
+                                "overlay tcp: daemon %u cannot accept connections for now: %s; "
+                                "trying again in %d s",
+                                overlay->vpid, strerror(err), OVERLAY_TCP_ACCEPT_RETRY_SECONDS);
             if (NULL != overlay->accept_retry) {
                 struct timeval rest = {.tv_sec = OVERLAY_TCP_ACCEPT_RETRY_SECONDS};
 
@@ -316,13 +328,7 @@ static void overlay_tcp_accept_cb(int fd, short what, void *arg)
         }
         overlay_tcp_address_format((struct sockaddr *) &address, text, sizeof(text));
         if (overlay->num_pending >= overlay->num_children + OVERLAY_TCP_EXTRA_PENDING) {
-            overlay->stats.peers_rejected++;
-            opal_output_verbose(1, overlay_tcp_output(),
-                                "overlay tcp: daemon %u refused a connection from %s: %u "
-                                "connections are already authenticating",
-                                overlay->vpid, text, overlay->num_pending);
-            close(conn_fd);
-            continue;
+            overlay_tcp_conn_evict_pending(overlay);
         }
         if (HERD_SUCCESS != overlay_tcp_conn_accept(overlay, conn_fd, text)) {
             close(conn_fd);
@@ -801,6 +807,7 @@ static void overlay_tcp_destroy(orte_overlay_t *overlay)
     }
     overlay_tcp_queue_drop(overlay, &overlay->self_queue);
     opal_event_free(overlay->self_event);
+    overlay_tcp_heartbeat_free(overlay);
     free(overlay->children);
     overlay_tcp_route_free(overlay);
     for (size_t i = 0; i < OVERLAY_TCP_HANDLER_PAGES; i++) {

@@ -15,14 +15,16 @@
 #include "orte/mca/overlay/tcp/overlay_tcp_sodium.h"
 #include "orte/mca/overlay/tcp/overlay_tcp_wire.h"
 
-/* Both MAC transcripts start with a different label, so one can never pass for the other. */
-#define OVERLAY_TCP_CHALLENGE_LABEL "herd overlay v1 challenge"
-#define OVERLAY_TCP_RESPONSE_LABEL  "herd overlay v1 response"
+/* Both MAC transcripts start with a different label, so one can never pass for the other; the
+ * version in them is the transcript's (it changed with protocol version 2). */
+#define OVERLAY_TCP_CHALLENGE_LABEL "herd overlay v2 challenge"
+#define OVERLAY_TCP_RESPONSE_LABEL  "herd overlay v2 response"
 /* crypto_kdf context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
 #define OVERLAY_TCP_KDF_CONTEXT "herdovly"
 #define OVERLAY_TCP_KDF_SUBKEY  1u
 
-#define OVERLAY_TCP_BYE_PAYLOAD 4u
+#define OVERLAY_TCP_BYE_PAYLOAD       4u
+#define OVERLAY_TCP_HEARTBEAT_PAYLOAD 4u
 
 static void wire_why(char *why, size_t why_size, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
@@ -76,6 +78,8 @@ const char *overlay_tcp_msg_type_name(unsigned type)
         return "DATA";
     case OVERLAY_TCP_MSG_BYE:
         return "BYE";
+    case OVERLAY_TCP_MSG_HEARTBEAT:
+        return "HEARTBEAT";
     default:
         return "unknown";
     }
@@ -147,9 +151,11 @@ int overlay_tcp_header_decode(const uint8_t *bytes, size_t size, size_t max_payl
         limit = max_payload;
         break;
     case OVERLAY_TCP_MSG_BYE:
+    case OVERLAY_TCP_MSG_HEARTBEAT:
+        /* both carry one u32 */
         if (OVERLAY_TCP_BYE_PAYLOAD != h.length) {
-            wire_why(why, why_size, "a BYE frame carries %u bytes instead of %u", h.length,
-                     OVERLAY_TCP_BYE_PAYLOAD);
+            wire_why(why, why_size, "a %s frame carries %u bytes instead of %u",
+                     overlay_tcp_msg_type_name(h.type), h.length, OVERLAY_TCP_BYE_PAYLOAD);
             return HERD_ERR_UNPACK_FAILURE;
         }
         limit = OVERLAY_TCP_BYE_PAYLOAD;
@@ -170,6 +176,30 @@ int overlay_tcp_header_decode(const uint8_t *bytes, size_t size, size_t max_payl
     }
     *header = h;
     return HERD_SUCCESS;
+}
+
+int overlay_tcp_header_check_start(const uint8_t *bytes, size_t size, size_t max_payload, char *why,
+                                   size_t why_size)
+{
+    overlay_tcp_header_t filler = {
+        .version = OVERLAY_TCP_PROTOCOL_VERSION,
+        .type = OVERLAY_TCP_MSG_HELLO,
+    };
+    uint8_t whole[OVERLAY_TCP_HEADER_BYTES];
+    overlay_tcp_header_t header;
+
+    if (NULL == bytes || size >= OVERLAY_TCP_HEADER_BYTES) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    /* Complete the bytes with the most forgiving rest: zeros, a length of 0, and for the types
+     * of a fixed length that length. The header decodes exactly when some ending of the bytes
+     * would, so a refusal here is the refusal the whole header would get. */
+    if (size > 5 && (OVERLAY_TCP_MSG_BYE == bytes[5] || OVERLAY_TCP_MSG_HEARTBEAT == bytes[5])) {
+        filler.length = OVERLAY_TCP_BYE_PAYLOAD;
+    }
+    overlay_tcp_header_encode(&filler, whole);
+    memcpy(whole, bytes, size);
+    return overlay_tcp_header_decode(whole, sizeof(whole), max_payload, &header, why, why_size);
 }
 
 bool overlay_tcp_string_valid(const char *s, size_t max_length)
@@ -228,8 +258,8 @@ static int wire_get_string(const uint8_t *payload, size_t length, size_t *offset
     return HERD_SUCCESS;
 }
 
-/* HELLO payload: nonce[32] | num_daemons u32 | radix u32 | dvm id (u16 + bytes) | uri (u16 +
- * bytes). */
+/* HELLO payload: nonce[32] | num_daemons u32 | radix u32 | heartbeat_ms u32 | dvm id (u16 +
+ * bytes) | uri (u16 + bytes). */
 int overlay_tcp_hello_encode(const overlay_tcp_hello_t *hello, uint8_t *out, size_t out_size,
                              size_t *length)
 {
@@ -246,7 +276,7 @@ int overlay_tcp_hello_encode(const overlay_tcp_hello_t *hello, uint8_t *out, siz
     }
     dvm_length = strlen(hello->dvm_id);
     uri_length = strlen(hello->uri);
-    total = OVERLAY_TCP_NONCE_BYTES + 4 + 4 + 2 + dvm_length + 2 + uri_length;
+    total = OVERLAY_TCP_NONCE_BYTES + 4 + 4 + 4 + 2 + dvm_length + 2 + uri_length;
     if (total > out_size) {
         return HERD_ERR_BAD_PARAM;
     }
@@ -255,6 +285,8 @@ int overlay_tcp_hello_encode(const overlay_tcp_hello_t *hello, uint8_t *out, siz
     put_u32(out + offset, hello->num_daemons);
     offset += 4;
     put_u32(out + offset, hello->radix);
+    offset += 4;
+    put_u32(out + offset, hello->heartbeat_ms);
     offset += 4;
     put_u16(out + offset, (uint16_t) dvm_length);
     offset += 2;
@@ -274,7 +306,7 @@ int overlay_tcp_hello_decode(const uint8_t *payload, size_t length, overlay_tcp_
     size_t offset = 0;
     int rc;
 
-    if (NULL == payload || length < OVERLAY_TCP_NONCE_BYTES + 4 + 4) {
+    if (NULL == payload || length < OVERLAY_TCP_NONCE_BYTES + 4 + 4 + 4) {
         wire_why(why, why_size, "the HELLO is cut short (%zu bytes)", length);
         return HERD_ERR_UNPACK_FAILURE;
     }
@@ -283,6 +315,8 @@ int overlay_tcp_hello_decode(const uint8_t *payload, size_t length, overlay_tcp_
     h.num_daemons = get_u32(payload + offset);
     offset += 4;
     h.radix = get_u32(payload + offset);
+    offset += 4;
+    h.heartbeat_ms = get_u32(payload + offset);
     offset += 4;
     if (0 == h.num_daemons || 0 == h.radix) {
         wire_why(why, why_size, "the HELLO describes a tree of %u daemons with radix %u",
@@ -307,29 +341,34 @@ int overlay_tcp_hello_decode(const uint8_t *payload, size_t length, overlay_tcp_
     return HERD_SUCCESS;
 }
 
+/* CHALLENGE payload: nonce[32] | heartbeat_ms u32 | MAC[32]. */
+#define OVERLAY_TCP_CHALLENGE_PAYLOAD (OVERLAY_TCP_NONCE_BYTES + 4 + OVERLAY_TCP_MAC_BYTES)
+
 int overlay_tcp_challenge_encode(const overlay_tcp_challenge_t *challenge, uint8_t *out,
                                  size_t out_size, size_t *length)
 {
     if (NULL == challenge || NULL == out || NULL == length ||
-        out_size < OVERLAY_TCP_NONCE_BYTES + OVERLAY_TCP_MAC_BYTES) {
+        out_size < OVERLAY_TCP_CHALLENGE_PAYLOAD) {
         return HERD_ERR_BAD_PARAM;
     }
     memcpy(out, challenge->nonce, OVERLAY_TCP_NONCE_BYTES);
-    memcpy(out + OVERLAY_TCP_NONCE_BYTES, challenge->mac, OVERLAY_TCP_MAC_BYTES);
-    *length = OVERLAY_TCP_NONCE_BYTES + OVERLAY_TCP_MAC_BYTES;
+    put_u32(out + OVERLAY_TCP_NONCE_BYTES, challenge->heartbeat_ms);
+    memcpy(out + OVERLAY_TCP_NONCE_BYTES + 4, challenge->mac, OVERLAY_TCP_MAC_BYTES);
+    *length = OVERLAY_TCP_CHALLENGE_PAYLOAD;
     return HERD_SUCCESS;
 }
 
 int overlay_tcp_challenge_decode(const uint8_t *payload, size_t length,
                                  overlay_tcp_challenge_t *challenge, char *why, size_t why_size)
 {
-    if (NULL == payload || OVERLAY_TCP_NONCE_BYTES + OVERLAY_TCP_MAC_BYTES != length) {
+    if (NULL == payload || OVERLAY_TCP_CHALLENGE_PAYLOAD != length) {
         wire_why(why, why_size, "the CHALLENGE is %zu bytes instead of %u", length,
-                 OVERLAY_TCP_NONCE_BYTES + OVERLAY_TCP_MAC_BYTES);
+                 OVERLAY_TCP_CHALLENGE_PAYLOAD);
         return HERD_ERR_UNPACK_FAILURE;
     }
     memcpy(challenge->nonce, payload, OVERLAY_TCP_NONCE_BYTES);
-    memcpy(challenge->mac, payload + OVERLAY_TCP_NONCE_BYTES, OVERLAY_TCP_MAC_BYTES);
+    challenge->heartbeat_ms = get_u32(payload + OVERLAY_TCP_NONCE_BYTES);
+    memcpy(challenge->mac, payload + OVERLAY_TCP_NONCE_BYTES + 4, OVERLAY_TCP_MAC_BYTES);
     return HERD_SUCCESS;
 }
 
@@ -385,6 +424,31 @@ int overlay_tcp_bye_decode(const uint8_t *payload, size_t length, overlay_tcp_by
         return HERD_ERR_UNPACK_FAILURE;
     }
     bye->reason = reason;
+    return HERD_SUCCESS;
+}
+
+int overlay_tcp_heartbeat_encode(const overlay_tcp_heartbeat_t *heartbeat, uint8_t *out,
+                                 size_t out_size, size_t *length)
+{
+    if (NULL == heartbeat || NULL == out || NULL == length ||
+        out_size < OVERLAY_TCP_HEARTBEAT_PAYLOAD) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    put_u32(out, heartbeat->timeout_ms);
+    *length = OVERLAY_TCP_HEARTBEAT_PAYLOAD;
+    return HERD_SUCCESS;
+}
+
+int overlay_tcp_heartbeat_decode(const uint8_t *payload, size_t length,
+                                 overlay_tcp_heartbeat_t *heartbeat, char *why, size_t why_size)
+{
+    if (NULL == payload || OVERLAY_TCP_HEARTBEAT_PAYLOAD != length) {
+        wire_why(why, why_size, "the HEARTBEAT is %zu bytes instead of %u", length,
+                 OVERLAY_TCP_HEARTBEAT_PAYLOAD);
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    /* any timeout is valid, 0 (off) included: it only tells the receiver how often to send */
+    heartbeat->timeout_ms = get_u32(payload);
     return HERD_SUCCESS;
 }
 
@@ -451,7 +515,8 @@ static void transcript_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES], const char 
                            const uint8_t first[OVERLAY_TCP_NONCE_BYTES],
                            const uint8_t second[OVERLAY_TCP_NONCE_BYTES], orte_vpid_t sender,
                            orte_vpid_t receiver, uint32_t num_daemons, uint32_t radix,
-                           const char *dvm_id, const char *uri, uint8_t mac[OVERLAY_TCP_MAC_BYTES])
+                           const char *dvm_id, const char *uri, uint32_t heartbeat_ms,
+                           uint8_t mac[OVERLAY_TCP_MAC_BYTES])
 {
     const overlay_tcp_sodium_t *na = overlay_tcp_sodium(NULL);
     crypto_auth_hmacsha512256_state state;
@@ -474,6 +539,7 @@ static void transcript_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES], const char 
     if (NULL != uri) {
         mac_add_string(na, &state, uri);
     }
+    mac_add_u32(na, &state, heartbeat_ms);
     na->hmac_final(&state, mac);
     explicit_bzero(&state, sizeof(state));
 }
@@ -482,21 +548,22 @@ void overlay_tcp_challenge_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES],
                                const uint8_t nonce_c[OVERLAY_TCP_NONCE_BYTES],
                                const uint8_t nonce_s[OVERLAY_TCP_NONCE_BYTES], orte_vpid_t acceptor,
                                orte_vpid_t connector, uint32_t num_daemons, uint32_t radix,
-                               const char *dvm_id, uint8_t mac[OVERLAY_TCP_MAC_BYTES])
+                               const char *dvm_id, uint32_t heartbeat_ms,
+                               uint8_t mac[OVERLAY_TCP_MAC_BYTES])
 {
     transcript_mac(key, OVERLAY_TCP_CHALLENGE_LABEL, nonce_c, nonce_s, acceptor, connector,
-                   num_daemons, radix, dvm_id, NULL, mac);
+                   num_daemons, radix, dvm_id, NULL, heartbeat_ms, mac);
 }
 
 void overlay_tcp_response_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES],
                               const uint8_t nonce_s[OVERLAY_TCP_NONCE_BYTES],
                               const uint8_t nonce_c[OVERLAY_TCP_NONCE_BYTES], orte_vpid_t connector,
                               orte_vpid_t acceptor, uint32_t num_daemons, uint32_t radix,
-                              const char *dvm_id, const char *uri,
+                              const char *dvm_id, const char *uri, uint32_t heartbeat_ms,
                               uint8_t mac[OVERLAY_TCP_MAC_BYTES])
 {
     transcript_mac(key, OVERLAY_TCP_RESPONSE_LABEL, nonce_s, nonce_c, connector, acceptor,
-                   num_daemons, radix, dvm_id, uri, mac);
+                   num_daemons, radix, dvm_id, uri, heartbeat_ms, mac);
 }
 
 bool overlay_tcp_mac_equal(const uint8_t a[OVERLAY_TCP_MAC_BYTES],

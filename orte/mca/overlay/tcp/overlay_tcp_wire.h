@@ -13,8 +13,9 @@
 #include "orte/types.h"
 
 /* "HRDO" in network byte order at the start of every frame. */
-#define OVERLAY_TCP_MAGIC            0x4852444fu
-#define OVERLAY_TCP_PROTOCOL_VERSION 1u
+#define OVERLAY_TCP_MAGIC 0x4852444fu
+/* 2: heartbeats (HEARTBEAT frames, each side's timeout in HELLO and CHALLENGE). */
+#define OVERLAY_TCP_PROTOCOL_VERSION 2u
 #define OVERLAY_TCP_HEADER_BYTES     24u
 
 #define OVERLAY_TCP_NONCE_BYTES 32u
@@ -38,6 +39,7 @@ typedef enum {
     OVERLAY_TCP_MSG_RESPONSE = 3,  /* connector -> acceptor: the connector's proof */
     OVERLAY_TCP_MSG_DATA = 4,      /* a routed message */
     OVERLAY_TCP_MSG_BYE = 5,       /* orderly close */
+    OVERLAY_TCP_MSG_HEARTBEAT = 6, /* "still here", on a connection with nothing else to send */
 } overlay_tcp_msg_type_t;
 
 /* Why a peer says goodbye (BYE payload). */
@@ -60,12 +62,14 @@ typedef struct {
     uint8_t nonce[OVERLAY_TCP_NONCE_BYTES];
     uint32_t num_daemons;
     uint32_t radix;
+    uint32_t heartbeat_ms; /* the connector's heartbeat timeout; 0: off */
     char dvm_id[ORTE_OVERLAY_MAX_DVM_ID + 1];
     char uri[OVERLAY_TCP_MAX_URI + 1]; /* may be empty: a leaf need not listen */
 } overlay_tcp_hello_t;
 
 typedef struct {
     uint8_t nonce[OVERLAY_TCP_NONCE_BYTES];
+    uint32_t heartbeat_ms; /* the acceptor's heartbeat timeout; 0: off */
     uint8_t mac[OVERLAY_TCP_MAC_BYTES];
 } overlay_tcp_challenge_t;
 
@@ -76,6 +80,11 @@ typedef struct {
 typedef struct {
     uint32_t reason;
 } overlay_tcp_bye_t;
+
+/* The sender's heartbeat timeout, so that a neighbour configured otherwise learns it. */
+typedef struct {
+    uint32_t timeout_ms;
+} overlay_tcp_heartbeat_t;
 
 /* A DATA frame, checked against the tree: payload points into the caller's buffer. */
 typedef struct {
@@ -94,9 +103,16 @@ typedef struct {
 void overlay_tcp_header_encode(const overlay_tcp_header_t *header,
                                uint8_t out[OVERLAY_TCP_HEADER_BYTES]);
 /* Checks magic, version, type, flags, reserved bits and the length limit of the type (DATA:
- * max_payload; handshake types: OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD; BYE: exactly 4). */
+ * max_payload; handshake types: OVERLAY_TCP_MAX_HANDSHAKE_PAYLOAD; BYE and HEARTBEAT: exactly
+ * 4). */
 int overlay_tcp_header_decode(const uint8_t *bytes, size_t size, size_t max_payload,
                               overlay_tcp_header_t *header, char *why, size_t why_size);
+/* The first size bytes of a header that has not arrived whole (size < the header): whether they
+ * can still start a header that overlay_tcp_header_decode() accepts. HERD_SUCCESS if some
+ * ending of them would; otherwise the status and reason the whole header would get, so a
+ * stranger is refused at its first wrong byte, not once it sent 24. */
+int overlay_tcp_header_check_start(const uint8_t *bytes, size_t size, size_t max_payload, char *why,
+                                   size_t why_size);
 
 /* Encoders write the payload only (the caller adds the header) and return HERD_ERR_BAD_PARAM if
  * the message would not decode (strings too long, bad characters) or does not fit. */
@@ -116,6 +132,10 @@ int overlay_tcp_bye_encode(const overlay_tcp_bye_t *bye, uint8_t *out, size_t ou
                            size_t *length);
 int overlay_tcp_bye_decode(const uint8_t *payload, size_t length, overlay_tcp_bye_t *bye, char *why,
                            size_t why_size);
+int overlay_tcp_heartbeat_encode(const overlay_tcp_heartbeat_t *heartbeat, uint8_t *out,
+                                 size_t out_size, size_t *length);
+int overlay_tcp_heartbeat_decode(const uint8_t *payload, size_t length,
+                                 overlay_tcp_heartbeat_t *heartbeat, char *why, size_t why_size);
 /* Checks a DATA frame's vpids against a tree of num_daemons (routing is checked by the caller,
  * who knows which neighbour it came from). */
 int overlay_tcp_data_decode(const overlay_tcp_header_t *header, const uint8_t *payload,
@@ -131,18 +151,20 @@ const char *overlay_tcp_msg_type_name(unsigned type);
 int overlay_tcp_derive_key(const uint8_t secret[ORTE_OVERLAY_SECRET_BYTES],
                            uint8_t key[OVERLAY_TCP_KEY_BYTES]);
 /* The acceptor's proof: MAC over a labelled transcript of both nonces, both vpids, the tree
- * shape and the DVM id. */
+ * shape, the DVM id and the acceptor's heartbeat timeout (what its CHALLENGE says). */
 void overlay_tcp_challenge_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES],
                                const uint8_t nonce_c[OVERLAY_TCP_NONCE_BYTES],
                                const uint8_t nonce_s[OVERLAY_TCP_NONCE_BYTES], orte_vpid_t acceptor,
                                orte_vpid_t connector, uint32_t num_daemons, uint32_t radix,
-                               const char *dvm_id, uint8_t mac[OVERLAY_TCP_MAC_BYTES]);
-/* The connector's proof: another label, nonces the other way round, and its advertised URI. */
+                               const char *dvm_id, uint32_t heartbeat_ms,
+                               uint8_t mac[OVERLAY_TCP_MAC_BYTES]);
+/* The connector's proof: another label, nonces the other way round, its advertised URI and
+ * its heartbeat timeout (what its HELLO said). */
 void overlay_tcp_response_mac(const uint8_t key[OVERLAY_TCP_KEY_BYTES],
                               const uint8_t nonce_s[OVERLAY_TCP_NONCE_BYTES],
                               const uint8_t nonce_c[OVERLAY_TCP_NONCE_BYTES], orte_vpid_t connector,
                               orte_vpid_t acceptor, uint32_t num_daemons, uint32_t radix,
-                              const char *dvm_id, const char *uri,
+                              const char *dvm_id, const char *uri, uint32_t heartbeat_ms,
                               uint8_t mac[OVERLAY_TCP_MAC_BYTES]);
 /* Constant-time comparison. */
 bool overlay_tcp_mac_equal(const uint8_t a[OVERLAY_TCP_MAC_BYTES],
