@@ -296,6 +296,7 @@ if [ "$MODE" = named ]; then
 fi
 
 stage "install Debian packages" herd_install_deps $HERD_TEST_PACKAGES || true
+stage "unpack Environment Modules (beside Lmod)" herd_fetch_envmodules "$TOP/_deps/environment-modules"
 stage "build (DSO components)" herd_build _build
 stage "make check (DSO build, unit + integration)" make_check _build
 count_tests _build
