@@ -1,7 +1,8 @@
 #!/bin/sh
 # Run herd's whole test suite from a clean clone: install what is missing, build, unit and
 # integration tests of the DSO build (in parallel), the static-component build (installed, then
-# a smoke run), a build without dynamic endpoint slots (unit tests), install/uninstall, valgrind
+# a smoke run), a build without dynamic endpoint slots (unit tests), install/uninstall, the
+# Debian packages and RPMs (built from the tarball, installed, run, removed), valgrind
 # over the unit tests, make distcheck (the tarball builds, installs, uninstalls and passes make
 # check once: unit tests and the smoke test), fuzz smoke runs, and that nothing is left behind.
 # Ends with one line "N passed, N failed" and a non-zero exit if anything failed. Logs go to
@@ -309,6 +310,8 @@ if [ "$MODE" = all ]; then
     stage "unit tests (--disable-dynamic-endpoint-slots)" unit_check _build-nodyn
     count_tests _build-nodyn
     stage "make install / uninstall" install_check
+    stage "Debian packages and RPMs: build, lintian, install, smoke run, purge" \
+        sh contrib/packages.sh _build "$TOP/_build-pkg"
     stage "valgrind unit tests (DSO build)" valgrind_check _build
     stage "make distcheck (unit tests + smoke test)" distcheck ""
     stage "make distcheck (static components; builds, installs, no test run)" \
