@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Print "NAME PAGE" for every function a section-3 page describes besides its own name: the
 # names before "\-" in the page's NAME section. make install writes a ".so" link NAME.3 for
 # each, so "man herd_finalize" shows herd_init(3): the page is the one source of its names.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by contrib/setup-debian.sh and contrib/run-tests.sh: install the Debian packages herd
 # needs when they are missing, and build herd in a folder. Source it; it defines functions only.
 

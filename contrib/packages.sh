@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Build herd's Debian packages and RPMs from the `make dist` tarball as a distribution would,
 # and check them: lintian reports no error (its warnings are printed), the .debs install on
 # this machine and run herd-info, jobs on this host and on simulated nodes and a libherd program

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run herd's whole test suite from a clean clone: install what is missing, build, unit and
 # integration tests of the DSO build (in parallel), the static-component build (installed, then
 # a smoke run), a build without dynamic endpoint slots (unit tests), install/uninstall, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where herd's installed files are, for a tree installed where configure said or moved since
  * (install_dirs.h). */
 #include "herd_config.h"

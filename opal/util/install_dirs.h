@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where herd's installed files are: the folders configure chose, or the same folders under
  * another prefix when the installed tree was moved (found from where libherd-opal or libherd
  * was loaded) or when HERD_PREFIX names one, as Open MPI's OPAL_PREFIX does. */

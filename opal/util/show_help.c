@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Help-message catalogs: find a help-*.txt file, take one [topic] section, fill in its
  * placeholders and print it to stderr. */
 #include "herd_config.h"

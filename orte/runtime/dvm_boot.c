@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A daemon's bootstrap: the KEY=VALUE settings (orte/mca/plm/plm.h's ORTE_BOOT_*) its parent
  * builds for it, and how the daemon reads them back from its environment or from stdin lines;
  * binary values (the secret, a tree spawn's allocation) travel as hex. */

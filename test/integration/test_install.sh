@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # An installed herd as a site uses it: make install (into a scratch DESTDIR), the tree moved to
 # another folder and run from there (components, help files and the parameter file follow the
 # tree; HERD_PREFIX points elsewhere), `module load herd` with Lmod and with Environment Modules

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The license: every tracked source, script and build file carries the SPDX line
 # (contrib/spdx-add.sh --check, whose rules list the exempt files and why), and the script that
 # adds it keeps shebangs and modulefile cookies first, changes nothing a user sees (a help

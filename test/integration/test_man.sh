@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The man pages: every installed command has one, and the options its --help lists are the
 # options its page's OPTIONS section describes (neither drifts from the other); every function
 # of <herd.h> has a section-3 page or a link to one, with the header's prototype in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Framework life cycle: register variables, find and open components, select by priority
  * (one winner or an ordered list), close. Selection lives here, never in components. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MCA variables: the settings and where they come from (parameter files, the environment, the
  * command line, the program itself), kept whether or not a variable of that name is registered. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herd-info: what this herd installation is made of: frameworks, components (DSO or static,
  * from which file), every MCA variable with its value and where the value came from, and the
  * node's fabric inventory. */

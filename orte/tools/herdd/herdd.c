@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdd: the daemon the DVM runs on every node. Started by a launcher (plm), never by users;
  * everything it needs comes in its environment or on stdin, never in argv. */
 #include "herd_config.h"
