@@ -6,8 +6,8 @@
 # (whichever are installed), and the man pages found by man and `man -k` (mandb).
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras simulator --mca ras_simulator_num_nodes"
-# The tests' own settings point at the build tree: an installed herd must do without them.
-unset HERD_MCA_component_path HERD_HELP_PATH
+# The tests' own settings (the build tree, no parameter files): an installed herd does without.
+unset HERD_MCA_component_path HERD_HELP_PATH HERD_MCA_param_files
 
 make -C "$HERD_BUILDDIR" install DESTDIR="$WORK/stage" >"$OUT" 2>"$ERR"
 rc=$?

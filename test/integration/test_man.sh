@@ -23,7 +23,8 @@ man_options() {
 # The commands make install installs: orte's bin_PROGRAMS, as tools/NAME/NAME.
 installed_commands() {
     echo 'herd-print-bin-programs: ; @echo $(bin_PROGRAMS)' |
-        make -s -C "$HERD_BUILDDIR/orte" -f Makefile -f - herd-print-bin-programs EXEEXT= |
+        env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s --no-print-directory -C "$HERD_BUILDDIR/orte" \
+            -f Makefile -f - herd-print-bin-programs EXEEXT= |
         tr ' ' '\n' | grep -v '^$'
 }
 
