@@ -68,7 +68,10 @@ herd_fetch_envmodules() {
     dir=$1
     [ -f "$dir/usr/lib/x86_64-linux-gnu/modulecmd.tcl" ] && return 0
     tmp=$(mktemp -d) || return 1
-    (cd "$tmp" && apt-get download -q environment-modules >/dev/null 2>&1) &&
+    # (apt-get update first when the package lists do not have it yet)
+    { (cd "$tmp" && apt-get download -q environment-modules >/dev/null 2>&1) ||
+        { apt-get update -q >/dev/null 2>&1 &&
+            (cd "$tmp" && apt-get download -q environment-modules >/dev/null 2>&1); }; } &&
         mkdir -p "$dir" && dpkg-deb -x "$tmp"/environment-modules_*.deb "$dir"
     status=$?
     rm -rf "$tmp"
