@@ -311,6 +311,10 @@ if [ "$MODE" = all ]; then
     stage "unit tests (--disable-dynamic-endpoint-slots)" unit_check _build-nodyn
     count_tests _build-nodyn
     stage "make install / uninstall" install_check
+    # alone: make install relinks in the build tree (test/integration/Makefile.am)
+    stage "installed tree moved, HERD_PREFIX, module load herd, man -k (test_install)" \
+        make -C _build-install/test/integration check INTEGRATION_TESTS=test_install.sh VERBOSE=yes
+    count_tests _build-install
     stage "Debian packages and RPMs: build, lintian, install, smoke run, purge" \
         sh contrib/packages.sh _build "$TOP/_build-pkg"
     stage "valgrind unit tests (DSO build)" valgrind_check _build

@@ -3,7 +3,8 @@
 # An installed herd as a site uses it: make install (into a scratch DESTDIR), the tree moved to
 # another folder and run from there (components, help files and the parameter file follow the
 # tree; HERD_PREFIX points elsewhere), `module load herd` with Lmod and with Environment Modules
-# (whichever are installed), and the man pages found by man and `man -k` (mandb).
+# (whichever are installed), and the man pages found by man and `man -k` (mandb). Run alone,
+# never beside other tests: make install relinks libraries in the build tree they load.
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras simulator --mca ras_simulator_num_nodes"
 # The tests' own settings (the build tree, no parameter files): an installed herd does without.
