@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Regenerate the build system: gather every component's configure.m4 (config/herd_mca_scan.sh),
 # then run autoreconf. Re-run after adding or removing a component folder.
 set -e

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl HERD_CHECK_PACKAGE(VAR, name, pkg-config modules, header, library, function, extra-libs,
 dnl                    required yes/no, debian-package)
 dnl Adds --with-NAME[=DIR]. Looks in DIR (include/ and lib/ or lib64/) when given, else through

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Generate the endpoint-tag header: one compile-time constant per tag declared (with
 # HERD_MCA_ENDPOINT_TAG in a configure.m4) by a component that is built, numbered 0..n-1 in the
 # order given, plus the count, so proc->endpoint[TAG] is a plain array index.

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl herd's MCA build machinery: decide for every component found by config/herd_mca_scan.sh
 dnl whether it is built, as a DSO or statically; generate the static-component tables, the
 dnl framework lists and the endpoint-tag headers; print the summary table.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run by autogen.sh: find every framework (LAYER/mca/FW/ with a base/ folder) and component
 # (LAYER/mca/FW/COMP/configure.m4) and write what configure and automake need to build them:
 #   config/herd_mca_generated.m4   m4_includes each configure.m4 and calls HERD_MCA_COMPONENT

@@ -1,10 +1,12 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by contrib/setup-debian.sh and contrib/run-tests.sh: install the Debian packages herd
 # needs when they are missing, and build herd in a folder. Source it; it defines functions only.
 
 # Build, test and benchmark dependencies (Debian 12 package names).
 HERD_DEBIAN_PACKAGES="gcc make autoconf automake libtool libtool-bin libltdl-dev pkg-config
     libhwloc-dev hwloc libevent-dev libfabric-dev libucx-dev libpmix-dev libcmocka-dev libsodium-dev
-    valgrind clang libclang-rt-14-dev lld iproute2 procps openssh-server openssh-client"
+    valgrind clang libclang-rt-14-dev lld iproute2 procps openssh-server openssh-client
+    groff mandoc man-db lmod debhelper lintian fakeroot chrpath rpm"
 
 herd_log() { printf '==> %s\n' "$*"; }
 
@@ -57,4 +59,22 @@ herd_build() {
     fi
     herd_log "make (in $dir)"
     make -C "$dir" -j"$(nproc)" >"$dir/make.out" 2>&1 || { grep -E -B2 -A8 'error|Error' "$dir/make.out" | tail -n 60 >&2; return 1; }
+}
+
+# herd_fetch_envmodules DIR: Environment Modules unpacked into DIR (not installed: Debian's
+# package conflicts with lmod, which the suite installs), so test_install.sh loads herd's
+# modulefile with both. Downloaded once (apt-get download, the Debian archive only).
+herd_fetch_envmodules() {
+    dir=$1
+    [ -f "$dir/usr/lib/x86_64-linux-gnu/modulecmd.tcl" ] && return 0
+    tmp=$(mktemp -d) || return 1
+    # (apt-get update first when the package lists do not have it yet)
+    { (cd "$tmp" && apt-get download -q environment-modules >/dev/null 2>&1) ||
+        { apt-get update -q >/dev/null 2>&1 &&
+            (cd "$tmp" && apt-get download -q environment-modules >/dev/null 2>&1); }; } &&
+        mkdir -p "$dir" && dpkg-deb -x "$tmp"/environment-modules_*.deb "$dir"
+    status=$?
+    rm -rf "$tmp"
+    [ $status -eq 0 ] || echo "herd: could not unpack Environment Modules into $dir" >&2
+    return $status
 }

@@ -1,7 +1,9 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run herd's whole test suite from a clean clone: install what is missing, build, unit and
 # integration tests of the DSO build (in parallel), the static-component build (installed, then
-# a smoke run), a build without dynamic endpoint slots (unit tests), install/uninstall, valgrind
+# a smoke run), a build without dynamic endpoint slots (unit tests), install/uninstall, the
+# Debian packages and RPMs (built from the tarball, installed, run, removed), valgrind
 # over the unit tests, make distcheck (the tarball builds, installs, uninstalls and passes make
 # check once: unit tests and the smoke test), fuzz smoke runs, and that nothing is left behind.
 # Ends with one line "N passed, N failed" and a non-zero exit if anything failed. Logs go to
@@ -296,6 +298,7 @@ if [ "$MODE" = named ]; then
 fi
 
 stage "install Debian packages" herd_install_deps $HERD_TEST_PACKAGES || true
+stage "unpack Environment Modules (beside Lmod)" herd_fetch_envmodules "$TOP/_deps/environment-modules"
 stage "build (DSO components)" herd_build _build
 stage "make check (DSO build, unit + integration)" make_check _build
 count_tests _build
@@ -308,6 +311,12 @@ if [ "$MODE" = all ]; then
     stage "unit tests (--disable-dynamic-endpoint-slots)" unit_check _build-nodyn
     count_tests _build-nodyn
     stage "make install / uninstall" install_check
+    # alone: make install relinks in the build tree (test/integration/Makefile.am)
+    stage "installed tree moved, HERD_PREFIX, module load herd, man -k (test_install)" \
+        make -C _build-install/test/integration check INTEGRATION_TESTS=test_install.sh VERBOSE=yes
+    count_tests _build-install
+    stage "Debian packages and RPMs: build, lintian, install, smoke run, purge" \
+        sh contrib/packages.sh _build "$TOP/_build-pkg"
     stage "valgrind unit tests (DSO build)" valgrind_check _build
     stage "make distcheck (unit tests + smoke test)" distcheck ""
     stage "make distcheck (static components; builds, installs, no test run)" \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Set up a fresh Debian 12 machine for herd and run it: install the packages herd needs (when
 # missing), build, install into PREFIX (default: ./install), and run real jobs: herd-info, a
 # job on this host, and a job on a DVM of simulated nodes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* alltoall: every rank sends a block to every rank, itself included, and receives one from each:
  * the densest pattern, in which every process ends up with state for every peer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* halo: a sparse exchange. The ranks tile a 2-D grid (px x py, as square as the job's size
  * allows, not periodic); each owns a BLOCK x BLOCK tile of a global field and, every iteration,
  * swaps its edge rows and columns with its 2 to 4 grid neighbours (north, south, west, east)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pingpong: ranks 0 and 1 bounce a message back and forth, for sizes from 1 byte to MAX_BYTES,
  * and rank 0 prints the one-way latency (half a round trip) and the bandwidth that gives (bytes
  * / latency). Other ranks wait at the end. contrib/bench/endpoints.sh runs it per transport

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ring: every rank talks to its two neighbours only. Each rank starts with a token worth its
  * rank; in each step it passes the token it holds to its right neighbour and takes its left
  * neighbour's. After size steps every token went once round the ring and came home, so each rank

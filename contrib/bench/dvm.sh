@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # DVM start + stop time on simulated nodes (one herdd per node, all on this host), and the
 # tree's broadcast rounds. Usage: contrib/bench/dvm.sh [PREFIX] [REPEATS]
 #   PREFIX: an installed herd (default ./install, as contrib/setup-debian.sh makes it).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Connection state and messages on this host: the lazy add (each peer added on its first
 # message, the default) against add-all at start (--mca btl_base_add_all 1), and pingpong per
 # transport beside Open MPI.

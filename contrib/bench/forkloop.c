@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The floor and the stopwatch of contrib/bench/launch.sh: start N copies of a program with
  * fork+execve and wait for all of them (the least any launcher does), or time a whole command.
  *

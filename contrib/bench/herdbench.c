@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What contrib/bench/wireup.sh measures with libherd, in one program run by herdrun:
  *
  *   herdbench fence N        N fences without data, then N with data (each rank puts 64 bytes

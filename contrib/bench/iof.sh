@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # I/O forwarding throughput on this host, side by side in one run: a plain pipe (the floor),
 # herdrun, Open MPI's mpirun and MPICH's Hydra, for
 #   out1:  one rank writing IOF_BENCH_MB MiB to stdout, the launcher's stdout to /dev/null

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iofwriter MIB: write MIB mebibytes of 64-byte newline-terminated lines to stdout, 64 KiB per
  * write(2), as a busy program's output looks to a launcher (contrib/bench/iof.sh). */
 #include <errno.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Launch time of N x /bin/true on this host, side by side in one run: a plain fork+exec+wait
 # loop (the floor), herdrun, Open MPI's mpirun and MPICH's Hydra; and, with --message-size, the
 # size of herdrun's launch message as the job grows (it should not).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI side of contrib/bench/endpoints.sh's pingpong: the same sizes, round trips, untimed
  * warm-up and table as examples/pingpong.c, with MPI_Send/MPI_Recv, so that herd's transports
  * and Open MPI's BTLs (mpirun --mca btl self,vader / self,tcp) are timed alike.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Wireup on this host, side by side in one run:
 #   ompi:  an Open MPI hello (MPI_Init, MPI_Allreduce, MPI_Finalize; test/programs/mpi_hello.c
 #          built with mpicc.openmpi) at N = 2, 8, 32 under herdrun and under Open MPI's mpirun;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libherd: what a program started by herdrun uses to find its peers.
  *
  *   cc app.c $(pkg-config --cflags --libs herd)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libherd (<herd.h>): the job database read in place, and the native wireup protocol
  * (opal/util/native_wire.h) to this node's session daemon for everything else; herd_init also
  * starts the proc table and the endpoint framework its transports will use. */

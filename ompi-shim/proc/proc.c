@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The proc table as a two-level sparse array indexed by rank: an index of one pointer per
  * OMPI_PROC_BLOCK_SIZE ranks, blocks of proc pointers allocated on demand, one proc per peer
  * actually looked up. A process that talks to 2 peers of a million-rank job holds 2 procs, 2

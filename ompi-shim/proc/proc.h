@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The proc table: one ompi_proc_t per peer this process talks to, created on its first lookup,
  * holding that peer's endpoint slots (docs/endpoint.md). Internal to libherd (hidden), and not
  * thread-safe, like the rest of libherd: callers serialize. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Typed, bounds-checked serialization buffers: the encoder and the one decoder per type. */
 #include "herd_config.h"
 

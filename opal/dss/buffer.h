@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bounds-checked serialization buffers: typed pack/unpack in network byte order. Every value is
  * preceded by a one-byte type tag, so unpacking the wrong type, a truncated buffer or a bad
  * length is an error (never a crash or an over-read). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The event loop: libevent 2.1 bases, timers and fd events, plus calls queued from any thread. */
 #include "herd_config.h"
 

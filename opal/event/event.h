@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A thin wrapper over libevent: one event base per thread that runs a loop, timers, fd events,
  * and a cross-thread wakeup that runs a callback in the loop's thread. */
 #ifndef OPAL_EVENT_EVENT_H

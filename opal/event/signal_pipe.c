@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Signals handled in an event loop through a self-pipe (opal/event/signal_pipe.h). */
 #include "herd_config.h"
 

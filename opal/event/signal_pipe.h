@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Signals handled in an event loop: a handler that only writes the signal's number into a pipe,
  * and a loop event that reads the pipe and calls back with each signal, outside signal context.
  * One per process at a time (the handler is process-wide). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MCA component and framework types: what a component declares and what a framework base
  * keeps. Every framework header includes this one. */
 #ifndef OPAL_MCA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NULL-terminated string vectors (argv-style) and "did you mean" string distances. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NULL-terminated string vectors (argv-style): build, split, join, copy. Allocation failure
  * returns HERD_ERR_OUT_OF_RESOURCE and leaves the vector as it was. */
 #ifndef OPAL_UTIL_ARGV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command-line parser shared by every herd tool: long options with one or two dashes, short
  * options, option arguments, and errors that name the tool and the option. */
 #include "herd_config.h"

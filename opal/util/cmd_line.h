@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The long-option command-line parser shared by every herd tool. Options are declared in a
  * table; both --name and -name work for long names (mpirun style: -np 4), --name=value too. */
 #ifndef OPAL_UTIL_CMD_LINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Short descriptions of herd status codes, for log lines and error messages. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whole writes, and a tool's standard descriptors (opal/util/fd.h). */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writing a whole buffer to a file descriptor; a tool's standard descriptors. */
 #ifndef OPAL_UTIL_FD_H
 #define OPAL_UTIL_FD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FNV-1a, the one hash herd uses for names, keys and topology signatures: fast, good enough for
  * hash tables, and stable across hosts (signatures are compared between nodes). Not for
  * anything an adversary chooses to collide. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Interface filters: parsing "eth0" / "10.0.0.0/8" entries and matching interfaces. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Interface filters, the entries of an include or exclude list (fabric_tcp_if_include,
  * overlay_tcp_if_exclude, ...): an interface name, or a subnet matching every interface that
  * holds an address inside it ("eth0", "10.0.0.0/8", "10.1.2.3" for one host, "fd00::/64"). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A node's job database in POSIX shared memory: the session daemon writes, procs read in place. */
 #include "herd_config.h"
 

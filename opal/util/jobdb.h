@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A node's job database: one POSIX shared-memory segment per job and node, written by the
  * session daemon as procs are mapped and read in place by the procs and herd-info. */
 #ifndef OPAL_UTIL_JOBDB_H

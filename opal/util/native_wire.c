@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The native wireup protocol's frames and messages (opal/util/native_wire.h). */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The native wireup protocol between libherd (a process) and its session daemon, over a Unix
  * stream socket: framed, versioned, length-checked messages, one encoder and one decoder per
  * type (docs/wireup.md). Shared by the client library and the daemon's native component. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Output streams: messages to stderr, each line prefixed "[host:pid] prefix: ", shown or
  * hidden by verbosity level, safe to call from several threads at once. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Output streams: stderr messages with a prefix, and per-framework verbose output
  * (HERD_MCA_<fw>_base_verbose=N shows messages of level <= N). */
 #ifndef OPAL_UTIL_OUTPUT_H

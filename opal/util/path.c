@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Questions about file system paths that tools ask before they start work. */
 #include "herd_config.h"
 

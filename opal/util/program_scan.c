@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a program can reach a wireup (program_scan.h), from its ELF headers, dynamic section
  * and dynamic symbol table. Every offset and size read from the file is checked against the
  * file's size: a truncated or hostile file is "not a leaf", never a crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a program can reach a wireup: read from its ELF file, so a job of programs that cannot
  * (/bin/true, hostname, sleep) starts no PMIx server for them. */
 #ifndef OPAL_UTIL_PROGRAM_SCAN_H

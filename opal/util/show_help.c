@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Help-message catalogs: find a help-*.txt file, take one [topic] section, fill in its
  * placeholders and print it to stderr. */
 #include "herd_config.h"
@@ -9,11 +10,8 @@
 #include <string.h>
 
 #include "opal/util/argv.h"
+#include "opal/util/install_dirs.h"
 #include "opal/util/output.h"
-
-#ifndef HERD_PKGDATADIR
-#error "HERD_PKGDATADIR must name the folder the help files are installed in"
-#endif
 
 /* 74 dashes, the width Open MPI users know from its error messages. */
 static const char dash_line[] =
@@ -172,7 +170,7 @@ out:
     return rc;
 }
 
-/* The folders to search, in order: HERD_HELP_PATH, then the install folder. NULL if out of
+/* The folders to search, in order: HERD_HELP_PATH, then the install folder (moved with the tree). NULL if out of
  * memory. */
 static char **help_folders(void)
 {
@@ -181,7 +179,7 @@ static char **help_folders(void)
     if (NULL == folders) {
         return NULL;
     }
-    if (HERD_SUCCESS != opal_argv_append_unique(&folders, HERD_PKGDATADIR)) {
+    if (HERD_SUCCESS != opal_argv_append_unique(&folders, opal_install_dir(OPAL_INSTALL_PKGDATADIR))) {
         opal_argv_free(folders);
         return NULL;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Help-message catalogs: each framework keeps its user-facing messages in one text file
  * (help-<name>.txt) of keyed sections:
  *     # comment

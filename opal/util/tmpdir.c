@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herd's private per-user folder (opal/util/tmpdir.h). */
 #include "herd_config.h"
 

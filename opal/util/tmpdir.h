@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herd's private folder for per-user files (topology cache, tool sockets): $TMPDIR/herd-<uid>. */
 #ifndef OPAL_UTIL_TMPDIR_H
 #define OPAL_UTIL_TMPDIR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading this host's topology through a per-boot XML cache (opal/util/topology.h). */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* This host's hwloc topology, discovered once per boot and cpuset and then loaded from a cached
  * XML: discovery costs milliseconds, and every daemon and launcher of a node needs it. */
 #ifndef OPAL_UTIL_TOPOLOGY_H

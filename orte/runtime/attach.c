@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Attaching to a running job's output (herdrun --attach JOBID --dvm-uri FILE): the herdrun
  * driving a job on a persistent DVM listens beside the DVM's tool socket; an attached tool gets
  * every fragment of output from then on, framed {u32 rank, u8 stream, u32 length, bytes}, and

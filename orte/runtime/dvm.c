@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The DVM's core, shared by the root and the node daemons: the variables, the runtime both
  * start (event loop, signals, overlay, grpcomm, command broadcasts) and its release; whatever
  * differs between the two sides is reached through dvm->ops (dvm_internal.h). */

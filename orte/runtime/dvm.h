@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed virtual machine: the root (herd-dvm, herdrun) and one daemon (herdd) per node
  * of the allocation, connected by the overlay along a radix tree. This is the state and the
  * protocol both sides share; the tools only parse options and call in. */

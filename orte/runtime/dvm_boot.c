@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A daemon's bootstrap: the KEY=VALUE settings (orte/mca/plm/plm.h's ORTE_BOOT_*) its parent
  * builds for it, and how the daemon reads them back from its environment or from stdin lines;
  * binary values (the secret, a tree spawn's allocation) travel as hex. */
@@ -169,10 +170,12 @@ int dvm_boot_build(const orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *pare
             return rc;
         }
     }
-    /* the user's MCA settings apply to every daemon; ssh does not carry the environment */
+    /* the user's MCA settings (and where herd is installed) apply to every daemon; ssh does
+     * not carry the environment */
     extern char **environ;
     for (char **e = environ; NULL != *e; ++e) {
-        if ((0 == strncmp(*e, "HERD_MCA_", 9) || 0 == strncmp(*e, "HERD_HELP_PATH=", 15)) &&
+        if ((0 == strncmp(*e, "HERD_MCA_", 9) || 0 == strncmp(*e, "HERD_HELP_PATH=", 15) ||
+             0 == strncmp(*e, "HERD_PREFIX=", 12)) &&
             HERD_SUCCESS != (rc = opal_argv_append(boot, *e))) {
             return rc;
         }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A node daemon of the DVM (herdd): read the bootstrap, join the DVM (overlay, inventory
  * allgather, ready barrier), start the daemons below it in a tree spawn, serve the root's
  * commands until told to stop or the parent is gone, and report the losses it sees below. Its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The state the DVM's files share (dvm*.c only): one orte_dvm_t split by who uses each part,
  * and the ops table through which the shared code reaches the side it runs on: the root
  * (dvm_root.c) or a node daemon (dvm_daemon.c). Where each part lives:

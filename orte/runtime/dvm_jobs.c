@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A node daemon's jobs: the node's static session endpoints, one session daemon (herdd
  * --session) per job launch this node takes part in, handed the job through
  * orte/runtime/session_handoff.h; reaping them, and telling the root when a job cannot start

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A DVM that outlives a lost daemon (dvm_on_node_loss continue): the lost daemon's node is
  * marked down, every daemon that routes towards it goes around it (overlay and grpcomm), the
  * daemons below it re-attach to their nearest live ancestor, and the root re-synchronises their

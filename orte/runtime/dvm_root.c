@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The root of the DVM (herd-dvm, and herdrun when it starts its own): start every daemon, gather
  * their inventories (one topology XML per distinct signature), report, write the contact file,
  * serve until asked to stop, forward job errors, and shut the whole DVM down in order. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The DVM's tool interface (orte/runtime/dvm_tool.h): a Unix socket with length-prefixed,
  * versioned messages, each decoded by one function that rejects malformed input. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tools (herdrun --dvm-uri) using a running DVM (herd-dvm): the root listens on a Unix socket
  * that only its own user may use; a tool asks for what it needs to plan a job (the allocation,
  * the inventories, a job number), sends the launch message for the root to broadcast, and hears

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The daemons a DVM process starts and watches below it, on the root and on inner daemons
  * alike: tree spawn through plm, their exits and lost connections (handed to the side through
  * dvm->ops), the start-up timeout and the shutdown grace. */

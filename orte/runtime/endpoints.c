@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RM-assigned endpoints: the plan of a job's fabrics from its nodes' inventories
  * (orte/runtime/endpoints.h). Pure computation: no message, no variable read here, so every
  * session daemon and herdrun get the same plan from the same inventories. */

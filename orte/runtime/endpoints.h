@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RM-assigned endpoints ("instant on"): which fabrics of a job have their processes' endpoints
  * chosen by the session daemons, each node's addresses on them, and every process's port, all
  * computed the same way by every session daemon (and herdrun, for --display-map -v) from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoding and decoding of the launch message (orte/runtime/job.h). */
 #include "herd_config.h"
 

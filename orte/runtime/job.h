@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A job as herdrun describes it (the app contexts and the job-wide choices) and the launch
  * message that carries it to every node: its size depends on the apps, never on the number of
  * processes. */

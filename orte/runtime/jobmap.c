@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Building the mapper's input for a job (orte/runtime/jobmap.h). */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What herdrun and every session daemon feed the mapper for one job: the candidate nodes with
  * their topologies (one per distinct signature) and the apps with their policies, built the same
  * way on both sides so every mapper gets the same map. */

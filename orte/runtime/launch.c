@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun's side of a job (orte/runtime/launch.h), the flow common to its three backends: name
  * the job, plan it to learn which nodes take part and to report an impossible map before
  * anything starts, open the job's overlay (herdrun is its vpid 0), hand the launch to the

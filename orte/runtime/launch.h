@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Running one job on a DVM from its root (herdrun): plan it, broadcast the launch, then be the
  * job's sink (output, failures, the shepherd's report) until it ends. */
 #ifndef ORTE_RUNTIME_LAUNCH_H

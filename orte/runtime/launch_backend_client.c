@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The client backend: the job runs on a persistent DVM (herd-dvm --report-uri FILE) that
  * herdrun reaches as a tool (--dvm-uri FILE); its root only broadcasts the launch, and tools can
  * attach to the job's output while it runs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dvm backend: herdrun started a DVM of its own and is its root, in this process; the job
  * runs on the DVM's loop, and the DVM delivers its job errors and signals to the job. */
 #include "herd_config.h"

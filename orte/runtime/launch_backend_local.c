@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The local backend: a one-node job of this host, without any daemon. herdrun is the node's
  * daemon: it forks the session daemon itself (no exec, no node daemon), which saves most of the
  * start-up, and waits for it at the end. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The life of a running job on herdrun's side: when it is over, aborting it, forwarding
  * signals to it, and its timers (start, --timeout, the grace after a signal, the deadline after
  * an abort). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun's side of one job, shared by the launch files only (orte/runtime/launch*.c): the job's
  * state, split by concern, and the backend that says how the job reaches its nodes. */
 #ifndef ORTE_RUNTIME_LAUNCH_INTERNAL_H

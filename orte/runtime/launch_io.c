@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The job's input and output on herdrun's side: the iof sink that prints what the processes
  * write and feeds their stdin, the pipes of a one-node job read here directly, the socket tools
  * attach to (herdrun --attach), and what happens when herdrun's own output fails. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun as vpid 0 of the job's overlay: it opens the overlay and the collectives of the job,
  * and hears the session daemons (their output and failures, the shepherd's report, the end of
  * their processes, the start check) and their loss. */

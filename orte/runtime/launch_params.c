@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun's MCA variables (herdrun_direct, herdrun_start_timeout), and the warning about
  * settings no variable knows (most likely typos). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Planning on herdrun's side: the candidate nodes and the topologies to ship with the launch,
  * then the map (which candidates get processes, an impossible map reported before anything
  * starts, --display-map), and the plan of each spawn. The session daemons compute the real map

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What herdrun tells the user about the job's processes: the line for each failure, and the
  * usage report at the end (--report-usage: a table, and JSON to a file). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Spawns on herdrun's side: a process asks for more processes (MPI_Comm_spawn); herdrun plans
  * them on the job's nodes (reporting an impossible map now, once), then every session daemon
  * maps and starts its share and acknowledges; the asking daemon hears once all have. */

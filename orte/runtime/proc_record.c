@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The per-process record session daemons and herdrun exchange (orte/runtime/proc_record.h): its
  * wire format, and what it says to a user. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How one process of a job ended and what it used: the record a session daemon sends its
  * shepherd and the shepherd sends herdrun, its wire format, and how a launcher reports it. */
 #ifndef ORTE_RUNTIME_PROC_RECORD_H

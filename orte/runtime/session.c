@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session daemon (herdd --session): one per job and node, started by the node's daemon.
  * It maps the whole job itself, fills the node's job database, starts and watches the local
  * processes, and talks only to the job's other session daemons and herdrun. The first one (the

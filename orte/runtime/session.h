@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a job's session daemons and its launcher say to each other over the job's overlay
  * (vpid 0: herdrun; vpid 1: the shepherd; vpids 2..: the lambs), and the two ways a session
  * daemon starts. docs/herdrun.md describes the protocol; the per-process record they exchange is

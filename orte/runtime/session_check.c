@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The start check: every session daemon checks the programs it would start (and whether any of
  * them could use a wireup), and an allgather among the daemons and herdrun brings every node's
  * findings together, so that nothing starts anywhere when a program is missing somewhere. */

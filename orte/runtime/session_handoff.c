@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The segment a node's daemon gives a job's session daemon (orte/runtime/session_handoff.h):
  * packed and written on one side, read and parsed on the other. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hand-off from a node's daemon (or from herdrun on its own host) to a job's session daemon:
  * the environment a `herdd --session` is started with, and the segment that carries the job.
  * Both sides use only this file: the node daemon packs and writes, the session daemon reads

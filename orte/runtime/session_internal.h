@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session daemon's state, one struct per concern, and the calls its files make to each
  * other; private to those files (everything else uses session.h). Where each part lives:
  *   session.c           life cycle: start-up from the hand-off, the job's overlay, loop, release

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session daemon's I/O: its own stdout and stderr redirected into pipes and forwarded to
  * herdrun, and the processes' pipes, read here by the iof source or handed to herdrun (a
  * one-node job forked by herdrun). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session daemon's map: it maps the whole job itself (the same deterministic mapper on every
  * node), writes every process into the node's job database with its endpoints, and takes this
  * node's processes as they come; and the namespaces it serves (the job, then its spawns). */

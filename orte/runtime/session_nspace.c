@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup as the session daemon hosts it: started (or left out when no program here could use
  * one), told of each namespace once its map is complete, before any of its processes starts,
  * and carrying its messages and its processes' aborts over the job's overlay. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session daemon's local processes: their environment, their start through odls, their
  * records (how each ended and what it used), the signals and aborts herdrun and the shepherd send
  * them, and the report to the shepherd once all of them have ended. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shepherd (the session daemon with vpid 1): it hears every failure of the job, asks the
  * error manager what to do, gathers the other session daemons' exit records and sends herdrun
  * the final report. */

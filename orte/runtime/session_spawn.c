@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Comm_spawn on the session daemons' side: a local process's request goes to herdrun, which
  * plans the new processes and sends the spawn to every session daemon; each maps it the same way,
  * starts its share and acks, and the asking daemon hands herdrun's answer back to the process. */

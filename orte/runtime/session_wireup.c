@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A session daemon's wireup (session_wireup.h): the modules, the engine, the job's private
  * folder on this node, and the namespaces. */
 #include "herd_config.h"

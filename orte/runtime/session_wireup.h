@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A session daemon's wireup: the selected wireup modules, the engine they share, the job's
  * private folder on the node, and the namespaces (the job, then what it spawns) as the modules
  * see them. session.c calls these; docs/wireup.md describes the whole. */

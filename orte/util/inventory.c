@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Node inventory: what a daemon finds on its node, and its wire format. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A node's inventory, as its daemon reports it to the DVM: name, slots, topology (summary,
  * signature, and the full hwloc XML once per distinct signature) and fabric records. */
 #ifndef ORTE_UTIL_INVENTORY_H

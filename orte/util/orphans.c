@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Removing what dead processes left behind (orte/util/orphans.h). */
 #include "herd_config.h"
 

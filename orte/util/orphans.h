@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Daemons and launchers are child subreapers: what a dead session daemon (or node daemon) leaves
  * behind is re-parented to them, and they remove it. */
 #ifndef ORTE_UTIL_ORPHANS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Radix-tree routing: pure arithmetic on vpids, shared by the overlay and grpcomm. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Routing in a radix (k-ary, heap-ordered) tree over daemons 0..n-1 rooted at 0: the children
  * of v are k*v+1 .. k*v+k. Every daemon computes the same tree from (n, k) alone. */
 #ifndef ORTE_UTIL_RADIX_H

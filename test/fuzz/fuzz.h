@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every libFuzzer harness here shares: the entry points it defines, the check that turns a
  * violated invariant into a crash for libFuzzer to report, and the fill byte that shows whether a
  * failed decoder left its output alone. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for opal/dss/buffer: unpacks arbitrary bytes in an order the input chooses. */
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the ras hostfile and -H host-list parser: arbitrary text in, and every
  * allocation it accepts must keep the rules the rest of herd relies on. */
 #include <stdbool.h>

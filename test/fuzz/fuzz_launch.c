@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
  * participants, XML pairs), the process record and the node inventory, each decoded from the same
  * bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */

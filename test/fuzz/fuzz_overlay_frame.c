@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the overlay tcp wire format: frame headers (and the check of a header's
  * first bytes), every message decoder (HEARTBEAT included), a stream of frames through the
  * handshake states, and tcp:// URIs, from arbitrary bytes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the ras Slurm parsers: compressed host lists (n[01-04,7]), task counts
  * (2(x3),1) and the allocation made of both, checked against a plain reading where one exists. */
 #include <stdbool.h>

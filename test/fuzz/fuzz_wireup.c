@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the wireup wire messages: native client frames and payloads, PMI-1
  * commands and PMI_process_mapping, and the session daemons' engine messages fed to a real
  * engine. With HERD_FUZZ_WIREUP_SEEDS=<dir> it first writes valid messages there as seeds. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Build herd's fuzzers (libFuzzer + ASan + UBSan) from source and run each for SECONDS.
 # Usage: test/fuzz/run.sh [SECONDS [HARNESS...]]   (default 30 seconds, every harness)
 #   buffer       opal/dss buffer unpackers

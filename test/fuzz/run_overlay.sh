@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Build the overlay wire-format fuzzer (libFuzzer + ASan + UBSan) from source and run it.
 # Usage: test/fuzz/run_overlay.sh [SECONDS]   (default 60; exits non-zero if it finds a crash)
 # HERD_FUZZ_WORKDIR keeps the binary, corpus and crash files there across runs; CC picks clang.

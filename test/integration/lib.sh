@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared helpers for the integration tests: run the real binaries from the build tree, check
 # what a user sees, count passes and failures, and check nothing is left behind.
 # Each test script sources this, calls `expect_*` helpers, and ends with `finish`.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herd_send/herd_recv as a user sees them (test/programs/herd_msg): a ring, a sparse halo, an
 # all-to-all, a pingpong, messages far longer than an sm cell or a socket buffer, and a receive
 # buffer too small, on this host with 2 to 8 processes, with each transport forced by

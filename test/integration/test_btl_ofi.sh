@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # btl ofi (libfabric) as a user sees it, through test/programs/herd_msg: a ring, a sparse halo,
 # an all-to-all, a pingpong, 8 MB messages and a receive buffer too small, with --mca btl
 # self,ofi for each libfabric provider that opens on this host (one at least must), on this

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The ucx btl (UCX's UCP) as a user sees it through test/programs/herd_msg: a ring (2, 4 and 8
 # processes), a sparse halo, an all-to-all, a pingpong, 8 MB messages and truncation under
 # --mca btl self,ucx, with btl_ucx_tls set to tcp, to UCX's shared-memory transports and left to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herd-dvm on simulated nodes: up and down, displays, a persistent DVM and its shutdown, two
 # DVMs side by side, and the failures a user must be told about (a daemon that cannot start,
 # one that does not report in time, one killed with -9) - with nothing left behind.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A persistent DVM of simulated nodes that outlives its faults (dvm_on_node_loss continue, the
 # default of herd-dvm): a killed node daemon that runs none of a job's processes leaves the job
 # alone; one that does ends only that job, naming the node; an inner daemon's subtree

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A persistent DVM over ssh on four test hosts, as a site runs one: many jobs in a row, each
 # ending well and said to have ended well (no session daemon taken for failed once its job is
 # over), a killed session daemon said once, and a node daemon killed under a running job

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herd-dvm inside a Slurm allocation on the test hosts (../shared/testhosts: slurmctld on n1,
 # slurmd on n2, n3 and n4): the allocation from SLURM_JOB_NODELIST, daemons started as one srun
 # step that shares the allocation with the user's other steps, and nothing left afterwards. Needs root; hosts and Slurm are made here and torn down

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herd-dvm across three test hosts (network namespaces with sshd, ../shared/testhosts): a real
 # tree spawn over ssh, and an unreachable host reported with ssh's own words. Needs root; the
 # hosts are made here and torn down on every exit.

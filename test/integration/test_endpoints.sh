@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # RM-assigned endpoints ("instant on") as a user sees them: herdrun --display-map -v says which
 # path each fabric takes and shows every process's endpoint; a libherd program (herd_endpoints)
 # reads its own and its peers' endpoints from the job database, every rank reads the same ones,

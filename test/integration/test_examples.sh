@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The examples (examples/: ring, halo, alltoall, pingpong) as a user runs them from the README:
 # 1, 2, 4 and 8 processes on this host with --mca btl self,sm, self,tcp and the default choice,
 # each checking its own data and printing each peer's transport; on 2 simulated nodes, where a

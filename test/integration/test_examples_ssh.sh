@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The examples (examples/) across two test hosts (network namespaces with sshd,
 # ../shared/testhosts): ring, halo, all-to-all and pingpong in jobs spanning both hosts, so that
 # tcp carries every message between the hosts and sm those within one; and with --mca btl

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Hung daemons are noticed (dvm_heartbeat_timeout, short here): a session daemon or a node daemon
 # stopped with SIGSTOP ends herdrun's job with a message naming the node and saying it stopped
 # answering; on a persistent DVM the stopped node is said down and the next job runs on the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herd-info as a user runs it: components and their build, variables with their sources,
 # selection, the fabric inventory, and clear errors for bad input.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herdrun on this host and on simulated nodes, as a user sees it: which ranks run where and with
 # what environment, forwarded output, MPMD, exit codes and failure messages, signals, timeouts,
 # programs that cannot start, lost daemons, errmgr continue, the reports, mapping policies and

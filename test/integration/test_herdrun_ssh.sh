@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # herdrun across three test hosts (network namespaces with sshd, ../shared/testhosts): every
 # rank runs on the host the map gives it, a failing rank's status and message come back, and its
 # failure stops the ranks on the other hosts - with nothing left on any host. Needs root; the

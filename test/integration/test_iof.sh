@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # I/O forwarding on this host and on simulated nodes, as a user sees it: every process's stdout
 # and stderr on herdrun's, whole lines that never mix ranks, the last words of processes that
 # exit or are killed, --tag-output, --timestamp-output, --merge-stderr-to-stdout,

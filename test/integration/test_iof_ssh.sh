@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # I/O forwarding across three test hosts (network namespaces with sshd, ../shared/testhosts):
 # whole lines from 8 ranks on 3 hosts, herdrun's stdin to a rank on another host, tags that name
 # ranks on every host, and the last words of a rank on another host before an abort - with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The runtime's rooms stay rooms: no C file of orte/runtime or of a framework's base over 900
 # lines, no function there over 120 lines, and no cycle among herd's own headers (a header
 # that, through others, includes itself). docs/architecture.md says where each part lives.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # What users of mpirun count on, under herdrun:
 #   MPIEXEC_TIMEOUT ends a job as --timeout does (the option wins; a bad value is refused);
 #   a program in the working directory (or --wdir) runs by its bare name without "." in PATH, and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # What herd's PMIx server answers, as PMIx clients built against libpmix see it, on this host and
 # on simulated nodes (one session daemon each, so requests cross daemons):
 #   PMIx_Lookup with PMIX_WAIT waits for another rank's PMIx_Publish; PMIX_TIMEOUT ends the wait;

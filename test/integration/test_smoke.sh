@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The quick check a build gets when the whole suite has run elsewhere (the distcheck tarball, a
 # static-component build): herd-info lists the frameworks, a job runs on this host and on
 # simulated nodes, a persistent DVM takes a job and shuts down, and an unmodified Open MPI

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Strangers at the daemons' listeners: on a persistent DVM of simulated nodes, a node daemon's 9
 # listeners (its own and its 8 session slots) get 1,008 idle connections and every kind of
 # garbage; the daemon drops them (at once, or after overlay_base_handshake_timeout for the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Wireup as a user sees it: unmodified Open MPI and MPICH programs (a hello with MPI_Allreduce,
 # a ring of MPI_Send/MPI_Recv, MPI_Comm_spawn of 2 children, MPI_Abort from one rank, a rank
 # that exits without MPI_Finalize) and a libherd program (put, fence, get) under herdrun, on this

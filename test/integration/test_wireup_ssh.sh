@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Wireup across three test hosts (network namespaces with sshd, ../shared/testhosts): unmodified
 # Open MPI and MPICH programs (hello with MPI_Allreduce, a ring, MPI_Comm_spawn, MPI_Abort) and
 # a libherd program find each other over the network, with nothing left on any host. Needs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A libherd program for the RM-assigned endpoints test: prints its own and the next rank's
  * endpoint on a fabric, checks that every rank reads the same endpoint for every rank (each
  * publishes what it reads for itself, then compares every peer's with what it reads for that

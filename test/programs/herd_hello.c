@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A libherd program for the wireup tests: every rank prints who it is, puts a key, fences with
  * data and checks every peer's key; then puts another key, fences without data (a barrier) and
  * gets every peer's second key directly (from the peer's node when it is elsewhere); then a

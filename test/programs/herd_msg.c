@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libherd messages (herd_send/herd_recv), as the integration tests and docs/btl.md use them:
  *   herd_msg ring [iterations] [bytes]   each rank sends to rank+1 and receives from rank-1
  *   herd_msg halo [bytes]                sparse halo: each rank exchanges with rank +-1 and +-2

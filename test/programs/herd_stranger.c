@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stranger at a daemon's listener, for the tests: opens COUNT connections to HOST:PORT, sends
  * each the bytes of KIND, and holds them for up to SECONDS, noting which the daemon closes.
  *   herd_stranger HOST:PORT KIND COUNT SECONDS

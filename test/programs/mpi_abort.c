@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Rank 1 calls MPI_Abort with error code 7 after a barrier; the others wait in a second
  * barrier that never completes (the job must be killed, not hang). */
 #include <mpi.h>

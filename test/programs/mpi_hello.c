@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An MPI hello for the wireup tests: every rank prints its rank, size and host, the ranks sum
  * their numbers with MPI_Allreduce and check the total; exit 1 on a wrong sum. Built by the
  * tests with mpicc.openmpi and mpicc.mpich. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every rank initializes MPI; the last rank leaves with exit(0) without MPI_Finalize, the others
  * finalize. The job must be reported as failed, naming that rank. */
 #include <mpi.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A token passed around a ring of ranks with MPI_Send/MPI_Recv, several laps: each rank adds one.
  * Rank 0 checks the count and prints "ring ok"; exit 1 otherwise. */
 #include <mpi.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Comm_spawn of 2 children. The parents spawn them collectively; the children find their
  * parent communicator, rank 0 of the parents sends each child a number, each child sends it back
  * plus its rank; everyone merges the intercommunicator and checks the merged size. Prints

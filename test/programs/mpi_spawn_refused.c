@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Comm_spawn of more processes than fit, with errors returned rather than fatal: a refused
  * spawn must come back at once with an error, and the program go on. One process asks (the
  * others of Open MPI 4.1's MPI_COMM_WORLD would wait in its own broadcast for a root that gave

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Prints the job's MPI_UNIVERSE_SIZE, as "universe size N" (rank 0), or "universe size unset". */
 #include <mpi.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal PMI-1 client for the pmi1 wireup's tests: speaks the "simple" wire protocol over
  * PMI_FD as MPICH does (init, maxes, appnum, kvsname, put, barrier, get of every rank's key and
  * of PMI_process_mapping, finalize). Prints "pmi1_client rank R ok" and exits 0, or says what

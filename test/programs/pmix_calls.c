@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A PMIx client for the tests of what herd's PMIx server answers (test_pmix_server.sh), one call
  * per mode (argv[1]); each rank prints what it saw, "pmix_calls rank R ...", and exits 0 unless
  * something was not as it should be (then it says what and exits 1).

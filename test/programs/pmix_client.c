@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal PMIx client for the pmix wireup's tests: PMIx_Init, a put and commit, a fence that
  * collects data, the job size and local peers, every peer's key, PMIx_Finalize. Prints
  * "pmix_client rank R ok" and exits 0, or says what went wrong and exits 1. With "abort",

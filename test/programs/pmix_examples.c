@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the example clients shipped with OpenPMIx 4.2 do (examples/hello.c, client.c, dmodex.c,
  * pub.c, pubi.c, log.c, jctrl.c, fault.c, bad_exit.c, dynamic.c, nodeinfo.c), written anew for
  * herd's tests (Debian ships their sources without their helper header, and no binaries): one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The btl framework: byte transfer between the processes of a job (docs/btl.md). Every
  * available component is kept, ordered by priority; the base picks for each peer, on the first
  * message to it, the first module that can reach it, and caches that choice in the peer's proc.

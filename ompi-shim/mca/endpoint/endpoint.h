@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint framework: the registry of a proc's endpoint slots (docs/endpoint.md). A
  * transport whose configure.m4 declares a tag has a compile-time slot, a plain index
  * proc->endpoint[HERD_ENDPOINT_TAG_X]; a component not known at configure time (a DSO

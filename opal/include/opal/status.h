@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one status enum shared by every layer of herd: zero is success, errors are negative. */
 #ifndef OPAL_STATUS_H
 #define OPAL_STATUS_H

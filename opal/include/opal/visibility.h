@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symbol visibility: herd's libraries are built with -fvisibility=hidden and export only what is
  * marked here, so nothing internal can clash with Open MPI or MPICH libraries in one process. */
 #ifndef OPAL_VISIBILITY_H

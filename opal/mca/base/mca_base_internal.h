@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared between the MCA base files; not for frameworks or components. */
 #ifndef OPAL_MCA_BASE_INTERNAL_H
 #define OPAL_MCA_BASE_INTERNAL_H

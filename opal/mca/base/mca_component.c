@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Finding components: the configure-generated static table of a framework, then DSOs named
  * herd_<fw>_<comp> on the search path, each checked before it is trusted.
  * Built a second time with OPAL_MCA_STATIC_ONLY for libherd, which hides its copy of the MCA

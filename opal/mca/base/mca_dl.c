@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dynamic loader: libltdl, initialised on first use and shut down with the MCA core. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libltdl behind four functions: the only file that talks to the dynamic loader. */
 #ifndef OPAL_MCA_DL_H
 #define OPAL_MCA_DL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Framework life cycle: register variables, find and open components, select by priority
  * (one winner or an ordered list), close. Selection lives here, never in components. */
 #include "herd_config.h"
@@ -13,6 +14,7 @@
 #include "opal/util/topology.h"
 #endif
 #include "opal/util/argv.h"
+#include "opal/util/install_dirs.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
@@ -110,15 +112,16 @@ const char *opal_mca_component_path(void)
 {
     /* Built on each call: component_path may change after init (--mca on a command line). */
     const char *user = (mca_core.refcount > 0) ? mca_core.user_path : NULL;
-    size_t len = (NULL != user ? strlen(user) : 0) + strlen(HERD_PKGLIBDIR) + 2;
+    const char *pkglibdir = opal_install_dir(OPAL_INSTALL_PKGLIBDIR);
+    size_t len = (NULL != user ? strlen(user) : 0) + strlen(pkglibdir) + 2;
     char *path = malloc(len);
     if (NULL == path) {
-        return HERD_PKGLIBDIR;
+        return pkglibdir;
     }
     if (NULL != user && '\0' != user[0]) {
-        snprintf(path, len, "%s:%s", user, HERD_PKGLIBDIR);
+        snprintf(path, len, "%s:%s", user, pkglibdir);
     } else {
-        snprintf(path, len, "%s", HERD_PKGLIBDIR);
+        snprintf(path, len, "%s", pkglibdir);
     }
     free(mca_core.search_path);
     mca_core.search_path = path;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MCA variable system's registry: its life cycle (init, finalize) and the registration of
  * variables. The other mca_var_*.c files parse, resolve, read the sources and answer queries. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MCA variables: typed run-time parameters with a value, a default and the source the value came
  * from (default < system file < user file < environment < command line). */
 #ifndef OPAL_MCA_VAR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the files of the MCA variable system (mca_var*.c): the registry, its entries and
  * settings, and the helpers more than one of those files calls. Not for frameworks or components:
  * they use mca_var.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MCA variables: parsing text (from a file, the environment, the command line or the program) into
  * a typed value, the same way for every source. */
 

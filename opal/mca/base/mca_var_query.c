@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MCA variables: what herd-info and the programs ask of the registry (variables, their values,
  * defaults, types and sources), and the warnings about names no variable knows. */
 

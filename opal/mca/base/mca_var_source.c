@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MCA variables: the settings and where they come from (parameter files, the environment, the
  * command line, the program itself), kept whether or not a variable of that name is registered. */
 
@@ -13,11 +14,9 @@
 
 #include "opal/mca/base/mca_var_internal.h"
 #include "opal/util/argv.h"
+#include "opal/util/install_dirs.h"
 #include "opal/util/show_help.h"
 
-#ifndef HERD_SYSCONFDIR
-#error "HERD_SYSCONFDIR must be defined (opal/Makefile.am passes it)"
-#endif
 
 #define MCA_VAR_ENV_PREFIX       "HERD_MCA_"
 #define MCA_VAR_PARAM_FILES_NAME "param_files"
@@ -197,7 +196,8 @@ static char *mca_var_system_file_path(void)
     if (NULL != mca_var_registry.system_file) {
         return strdup(mca_var_registry.system_file);
     }
-    if (asprintf(&path, "%s/%s", HERD_SYSCONFDIR, MCA_VAR_SYSTEM_FILE_NAME) < 0) {
+    if (asprintf(&path, "%s/%s", opal_install_dir(OPAL_INSTALL_SYSCONFDIR),
+                 MCA_VAR_SYSTEM_FILE_NAME) < 0) {
         return NULL;
     }
     return path;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MCA variables: a variable's value, which setting gives it (resolution: sources, synonyms,
  * defaults), its text form, the storage it is mirrored into, and the messages about bad values. */
 

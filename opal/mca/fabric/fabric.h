@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fabric framework: what each network stack (sockets, libfabric, UCX) finds on this node.
  * Multi-select: every available component contributes one record to the node inventory. */
 #ifndef OPAL_MCA_FABRIC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Types shared across the runtime layer. */
 #ifndef ORTE_TYPES_H
 #define ORTE_TYPES_H

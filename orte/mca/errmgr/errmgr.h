@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The errmgr framework: what a job does when one of its processes or daemons fails
  * (docs/errmgr.md). */
 #ifndef ORTE_MCA_ERRMGR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The grpcomm framework: collectives among the daemons of a DVM (broadcast, barrier,
  * allgather), over any transport that can send a tagged message to a daemon. */
 #ifndef ORTE_MCA_GRPCOMM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The iof framework: forwarding the processes' stdout and stderr to the job's sink (herdrun)
  * and herdrun's stdin to the target processes, without losing, repeating, splitting or
  * interleaving anything, under flow control (docs/iof.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The odls framework: start a node's local processes, bind them, watch them exit, and kill them;
  * one instance per job (docs/odls.md). */
 #ifndef ORTE_MCA_ODLS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The overlay framework: messaging among the daemons of a DVM, routed along a radix tree,
  * over authenticated, framed, versioned connections. */
 #ifndef ORTE_MCA_OVERLAY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plm framework: starting the DVM's daemons (herdd) on the allocation's nodes: forked on
  * this host for simulated nodes, over ssh as a tree, or as one Slurm step. */
 #ifndef ORTE_MCA_PLM_H

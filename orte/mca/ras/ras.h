@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ras framework: what the allocation is (nodes and slots), from a hostfile or host list,
  * a resource manager (Slurm), or a simulator of many virtual nodes on this host. */
 #ifndef ORTE_MCA_RAS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rmaps framework: decides where each process of a job goes (node, binding, ranks), the same
  * way on every daemon, and hands each process over as soon as it is placed. */
 #ifndef ORTE_MCA_RMAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup framework: what a job's processes talk to on their node to find each other
  * (native for libherd, pmix for PMIx clients, pmi1 for PMI-1 clients), and the engine in its
  * base that carries their data between the job's session daemons (docs/wireup.md). */

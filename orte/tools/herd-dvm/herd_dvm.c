@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herd-dvm: start a distributed virtual machine (a daemon on every node of the allocation),
  * report it, and keep it (--daemonize) or take it down again (--exit-when-ready); or stop a
  * running one (--shutdown). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herd-info: what this herd installation is made of: frameworks, components (DSO or static,
  * from which file), every MCA variable with its value and where the value came from, and the
  * node's fabric inventory. */
@@ -16,6 +17,7 @@
 #include "opal/mca/opal_frameworks.h"
 #include "opal/util/argv.h"
 #include "opal/util/cmd_line.h"
+#include "opal/util/install_dirs.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/orte_frameworks.h"
 /* herd-info describes the whole installation, so it links every layer's frameworks, also
@@ -306,12 +308,14 @@ static void print_header(const info_options_t *opt)
     const char *path = opal_mca_component_path();
     if (opt->parsable) {
         printf("package:%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-        printf("path:pkglibdir:%s\n", HERD_PKGLIBDIR);
+        printf("path:prefix:%s\n", opal_install_dir(OPAL_INSTALL_PREFIX));
+        printf("path:pkglibdir:%s\n", opal_install_dir(OPAL_INSTALL_PKGLIBDIR));
         printf("path:component_search:%s\n", path);
         return;
     }
     printf("%20s: %s %s\n", "Package", PACKAGE_NAME, PACKAGE_VERSION);
-    printf("%20s: %s\n", "Components in", HERD_PKGLIBDIR);
+    printf("%20s: %s\n", "Prefix", opal_install_dir(OPAL_INSTALL_PREFIX));
+    printf("%20s: %s\n", "Components in", opal_install_dir(OPAL_INSTALL_PKGLIBDIR));
     printf("%20s: %s\n", "Search path", path);
 }
 

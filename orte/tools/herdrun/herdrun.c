@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun: start a DVM over the allocation (or use a running one), run one job on it, and exit
  * with the job's status. The options are mpirun's (herdrun --help, man herdrun). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun's command line: splits the MPMD app contexts, parses each with the shared option
  * parser, checks every value, and builds the job description the runtime launches. */
 #include "herd_config.h"

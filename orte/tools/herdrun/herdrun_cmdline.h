@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* herdrun's command line: app contexts and job-wide options turned into the job description. */
 #ifndef ORTE_TOOLS_HERDRUN_CMDLINE_H
 #define ORTE_TOOLS_HERDRUN_CMDLINE_H

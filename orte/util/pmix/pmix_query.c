@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Answers to PMIx queries from herd's facts (pmix_query.h). */
 #include "herd_config.h"
 

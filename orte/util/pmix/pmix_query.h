@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Answers to PMIx queries (PMIx_Query_info) built from herd's facts about its jobs, whoever
  * asks and whoever answers: a session daemon for its job's processes, or (later) herdrun and the
  * DVM root for tools (pps, pattrs, pquery). The host gathers the facts it has; this module only

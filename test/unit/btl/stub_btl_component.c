@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stub btl component, built as DSOs for the btl tests: "stub" outranks self, sm and tcp and
  * reaches the even ranks only (so the per-peer choice falls through to the next transport for
  * odd ones); it counts what it is asked. Its progress counts as a kernel poll (like tcp's), and a

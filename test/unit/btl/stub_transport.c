@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A transport DSO for the front-loading tests (btl.h, "Transports in their own DSO"): it links
  * nothing, so everything it does goes through the services table. It reaches every peer and
  * hands a message to itself straight back through deliver. Built twice: as "stubtr", and as

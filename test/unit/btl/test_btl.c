@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl: selection (default order, include, exclude, a stub DSO outranking the built components,
  * one built for another interface version refused), the per-peer choice (first reachable, cached
  * in the proc; every peer at start with btl_base_add_all), the matching engine (order per source

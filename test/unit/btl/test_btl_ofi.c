@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ofi: the front's variables reach the transport, its DSO missing leaves ofi out with the
  * reason, a loopback through the real DSO and libfabric in one process (a message to itself,
  * short and in fragments, by the modex of a stand-in runtime), and the wire decoders (every

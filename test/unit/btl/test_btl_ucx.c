@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ucx: the front's variables (defaults, a priority that reorders the transports), the
  * transport DSO missing (the module is dropped and says where it looked), the DSO's entry
  * refusing other services or parameter versions, and a loopback inside this process over real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests for opal/dss/buffer: round trips, truncation at every byte, wrong types, lengths. */
 #include "herd_config.h"
 

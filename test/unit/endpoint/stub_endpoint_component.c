@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stub endpoint component, built as DSOs for the endpoint tests: one that outranks static and
  * dynamic (its register_slot answers slot 41 for anything, so a test can tell it was asked),
  * and one built for another endpoint interface version, which the loader must refuse. It never

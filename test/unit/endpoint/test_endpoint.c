@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* endpoint: the compile-time tags (numbering, uniqueness, lookup by name), the proc table (lazy
  * creation, find without creating, memory, freeing), sizeof(ompi_proc_t) in this configuration,
  * run-time slots (registration, after procs exist, limits, get/set), and selection (default,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint-tag generator: configure's header for the fixture components under
  * fixtures/ (alpha: one tag, beta: two, gamma: none, nobuild: a tag but not built), and the
  * generator script's checks run directly (duplicates, bad names, no tags, no dynamic slot). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RM-assigned endpoints: the port windows of concurrent jobs, the plan every session daemon
  * computes from the inventories (deterministic, range overflow, IPv4/IPv6, several interfaces,
  * ofi providers, ucx), and the plan written to a job database and read back in place. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stub errmgr component, built as DSOs for the errmgr tests: one that outranks the real
  * components and continues after everything (so a test can tell it was asked; its variable
  * errmgr_stub_answer makes it answer anything, even what is not an action), and one built for

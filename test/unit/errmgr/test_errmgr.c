@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* errmgr: which component is selected (default, include, exclude, priorities, a stub DSO that
  * outranks the real ones, one built for another interface version), what abort and continue
  * decide for each kind of failure, and the words a failure is described with. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests for opal/event: timers, fd events, cross-thread calls and stops, freeing a base. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fabric framework: record helpers, the versioned wire format (round trip, truncation,
  * corruption, bad versions), and what the tcp, ofi and ucx components find on this machine. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* grpcomm: the tree and bruck components run xcast, barrier and allgather among n in-process
  * instances over a fake transport that delivers in a seeded (reproducible) random order, with
  * daemons entering late, overlapping collectives, malformed and truncated messages, aborts,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of herdrun's command line: app contexts, per-app and job-wide options, the values
  * they give the job description, and the messages a user sees for each mistake. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stub iof component, built as DSOs for the iof tests: one that outranks default (its module
  * only has a name, so a test can tell which one was selected; iof_stub_priority changes its
  * rank), and one built for another iof interface version, which the loader must refuse. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iof: which component is selected (default, a stub DSO that outranks it, one built for another
  * interface version), the framework variables, the base helpers (prefixes, --stdin values, pipes,
  * passing pipe ends over a socket), and the default component's source and sink forwarding real

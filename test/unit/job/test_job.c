@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The launch wire formats: the job spec and launch message (orte/runtime/job.c), the process
  * record (proc_record.c) and the node inventory (inventory.c), round trips and every kind of
  * malformed message rejected without a crash or a leak; and the mapper's input built from them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The node's shared-memory job database: round trips, partial fills seen by a concurrent reader,
  * corrupt segments rejected, and no segment ever left behind in /dev/shm. */
 #include "herd_config.h"

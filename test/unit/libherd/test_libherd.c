@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libherd's RM-assigned endpoint calls (herd_peer_endpoint, herd_peer_endpoint_at) against a job
  * database built here, with a stand-in session daemon (a thread answering the native protocol)
  * so herd_init succeeds as under herdrun. */

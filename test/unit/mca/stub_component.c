@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One stub component, built several times with different -D switches: a good DSO, a DSO built
  * for another MCA ABI or interface version, one exporting the wrong symbol, one whose struct
  * calls itself by another name, and (STUB_STATIC) copies linked into the test program. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A framework that exists only in the tests, to exercise the loader and the selection. */
 #ifndef TEST_STUB_FRAMEWORK_H
 #define TEST_STUB_FRAMEWORK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What configure.m4 says about a component's selection (its priority, when it can be
  * available) must match what the component does, or a framework leaves unloaded a component
  * that should have won. For every framework of this build with hints: each hinted component's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MCA loader and selection: static and DSO components together, priorities and ties,
  * include/exclude lists, and refusal of files that are not right for this herd. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the MCA variable system: parsing of every type, the sources and their precedence,
  * parameter files, the messages users see, synonyms, unknown names and the init/finalize cycle. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of table-driven registration (opal_mca_var_register_table() and its framework
  * variant): every type, levels, enums, a failure in the middle of a table, a table registered
  * twice, and that a table registers exactly what the same calls one by one would. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* odls: the default component starts real processes (/bin/true, sh scripts) and the tests check
  * exit statuses, signals, environment, working directory, binding, fds, kill_all escalation,
  * process groups, usage and many processes; each test ends with no child of ours left. */

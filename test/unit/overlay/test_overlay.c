@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The overlay framework and its tcp component: the wire codecs (round trips, every malformed
  * header and payload), MACs, URIs and interface choice; the handshake with the right and wrong
  * secret, DVM id, garbage and silence; routing over trees of 7 and 20 daemons; large messages;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The overlay's watch over its connections: heartbeats (an idle connection carries them, a busy
  * one does not, a silent neighbour is lost as having stopped answering, both ends agree on the
  * smaller timeout, 0 switches them off) and strangers at a listener (refused at the first wrong

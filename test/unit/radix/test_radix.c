@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Radix-tree routing, checked against brute force for many sizes and radixes: every route is a
  * path of tree edges that reaches its destination, and the tree's shape adds up. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ras framework: hostfile and -H parsing, Slurm host lists and task counts, the simulator,
  * the allocation's wire format and table, the local fallback and which component wins. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tests of the rmaps framework: the policy parser and its defaults, placements and bindings for
  * every component on synthetic topologies, MPMD, oversubscription, every impossible-map message,
  * determinism, explain output, and a million ranks on 256 nodes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Capturing stderr in unit tests: a temporary file stands in for fd 2. */
 #include <setjmp.h>
 #include <stdarg.h>

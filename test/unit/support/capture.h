@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Capturing stderr in unit tests, to check the messages users would see. */
 #ifndef HERD_TEST_CAPTURE_H
 #define HERD_TEST_CAPTURE_H

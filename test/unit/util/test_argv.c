@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the argv vector helpers and the "did you mean" string distance. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the command-line parser: option forms, arguments, the tail, error messages as
  * the user sees them, and the usage table. */
 #include "herd_config.h"

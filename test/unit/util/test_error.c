@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of opal_strerror: every status code has its own description. */
 #include "herd_config.h"
 

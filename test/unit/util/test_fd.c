@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* opal_fd_write_all and opal_fd_send_all: whole buffers through a pipe or a socket, and a socket
  * whose reader is gone reported as an error (EPIPE) instead of a SIGPIPE that kills the writer. */
 #include "herd_config.h"

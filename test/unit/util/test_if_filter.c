@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Interface filters: names and subnets parse, bad entries are refused, matching by name and by
  * address (IPv4 and IPv6, any prefix length). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* orte_orphans_kill: every child that is not known is killed and reaped (also one re-parented to
  * us as the subreaper, and one that has exited already), a known one is left alone, and with no
  * child at all nothing happens. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the output streams: prefixes, verbosity, unknown streams, and whole messages
  * from concurrent threads and forked children. */
 #include "herd_config.h"

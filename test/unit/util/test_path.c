@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* opal_path_writable: where a tool may write a file when its work ends, asked before it starts. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The answers to PMIx queries from herd's facts (orte/util/pmix/pmix_query.c): each key's value
  * and type, the status of a query whose keys herd does not answer or whose namespace it does
  * not know, process tables sorted and filtered by host, attributes by function, and the tables a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which programs can reach a wireup: C-runtime-only programs that start nothing are leaves;
  * shells, programs with other libraries, scripts, unreadable or damaged files are not, and a
  * damaged ELF file never crashes the scan. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the help catalogs: topic lookup, placeholders, the dashed frame, the
  * HERD_HELP_PATH search order and the fallback when a file or topic is missing. */
 #include "herd_config.h"

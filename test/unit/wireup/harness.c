@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup module test bed (harness.h). */
 #include "herd_config.h"
 

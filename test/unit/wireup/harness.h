@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A test bed for one wireup module: an event loop, a one-daemon engine, a fake host that
  * records what modules ask of it, a real job database for one namespace whose processes are
  * all on this node, and a way to start a real child process with the module's proc_setup

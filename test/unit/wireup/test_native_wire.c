@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The native wireup protocol (opal/util/native_wire.h): every message round-trips; every
  * truncation, a wrong magic or version, an unknown type, an oversized length, a missing or
  * overlong string and trailing bytes are refused, never a crash. */

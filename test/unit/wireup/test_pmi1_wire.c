@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The PMI-1 decoder and PMI_process_mapping (orte/mca/wireup/pmi1/wireup_pmi1.h): commands and
  * spawn blocks as MPICH sends them, every malformed form refused, framing of partial input, and
  * the process mapping of block, cyclic and uneven maps. */

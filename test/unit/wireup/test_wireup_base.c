@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup framework base: its variables, the helpers modules prepare a process with
  * (environment, inherited descriptors), and the module test bed the component tests use. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine: several in-process engines (one per session daemon) over a fake network
  * run kv fences with and without data, gets served locally, by direct modex (coalesced, waiting
  * for a later commit, timing out), namespace-owned keys, raw allgathers and direct fences over

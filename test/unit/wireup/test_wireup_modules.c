@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup components, each selected the way a site admin would (HERD_MCA_wireup=NAME) and run
  * on the module test bed (harness.h) with real clients: libherd's herd_hello for native, a PMI-1
  * client for pmi1, a PMIx client for pmix. Each must let 3 processes exchange keys through a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the btl base shares between its files (not for components). */
 #ifndef OMPI_MCA_BTL_BASE_BASE_H
 #define OMPI_MCA_BTL_BASE_BASE_H

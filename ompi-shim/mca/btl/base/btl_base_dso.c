@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading a transport's DSO for its front component (btl.h, "Transports in their own DSO").
  * Plain dlopen, not libltdl: libherd carries only the static half of the MCA core, and this is
  * the one place it loads code. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The btl framework object, the started modules in priority order, the per-peer choice of a
  * module on the first message, and the progress loop over the modules. */
 #include "herd_config.h"

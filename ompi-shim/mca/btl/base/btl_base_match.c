@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The matching engine: posted receives and the unexpected queue, both in arrival order, so that
  * messages from one source with one tag are received in the order they were sent (modules
  * deliver each source's messages in order), as MPI orders them. */

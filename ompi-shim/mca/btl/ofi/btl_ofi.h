@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ofi: what its two halves share (docs/btl.md, "ofi"). The front in libherd fills
  * btl_ofi_params_t from its variables and hands it to the transport DSO (services->params);
  * the wire format below is the DSO's, declared here so the unit tests can feed its decoders.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ofi's front, linked into libherd: it registers the component's variables (herd-info shows
  * them whether or not libfabric is installed where the program runs) and offers a module whose
  * init loads the transport from herd-btl-ofi.so. No libfabric header or call here: a program

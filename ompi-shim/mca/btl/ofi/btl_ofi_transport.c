@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ofi's transport proper, the DSO herd-btl-ofi.so (docs/btl.md, "ofi"): one libfabric RDM
  * endpoint per process (FI_MSG, send-after-send order), its address vector and completion
  * queue. Every frame carries its source rank and tag in a small header, so a message from a

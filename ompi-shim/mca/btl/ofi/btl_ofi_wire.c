@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ofi's frame header, hello and modex value: encoders, and decoders that check every field
  * and length, so a frame from something that is not a peer of this job is an error, never a
  * crash or an overrun. Part of the transport DSO (and of its unit test): no libherd symbol. */

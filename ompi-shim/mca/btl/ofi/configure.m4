@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl btl ofi: messages over libfabric (an RDM endpoint). Built only with libfabric (configure's
 dnl --with-libfabric check). The component in libherd is a front; the transport proper is the
 dnl DSO herd-btl-ofi.so, the only file that links libfabric (docs/btl.md).

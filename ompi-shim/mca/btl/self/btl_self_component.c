@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl self: a process's messages to itself, handed straight to the matching engine (one copy,
  * into the receive or the unexpected queue). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl sm: each process owns one receive segment holding a few fast boxes and a ring. A fast box
  * is a small single-producer ring of 64-byte-aligned records that one sender claims on its first
  * message: a small message is one record, header and payload in one or a few cache lines, sent

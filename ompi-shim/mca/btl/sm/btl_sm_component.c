@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl sm: the module. A process maps its own receive segment when the transports start, and a
  * peer's on the first message to it (a ring rank maps 2 segments, not N), where it claims a fast
  * box if one is left. A short message goes through the box, a long one through the ring; a

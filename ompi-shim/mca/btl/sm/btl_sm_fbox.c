@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl sm's fast boxes: one sender's single-producer ring of 64-byte-aligned records in the
  * receiver's segment. A sender writes the payload, clears the header of the record that will
  * follow, and publishes the record by storing its position + 1 last (release); the receiver polls

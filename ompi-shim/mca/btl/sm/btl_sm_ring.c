@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl sm's segment (create or attach, whoever comes first: the header, the fast boxes, the
  * cells) and its bounded multi-producer, single-consumer ring of cells. Each cell carries a
  * sequence number: a producer claims position pos when the cell's seq equals pos (compare-and-swap

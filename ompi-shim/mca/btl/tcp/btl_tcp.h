@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl tcp's wire format, shared by the component and its unit test: every frame starts with a
  * 16-byte header, little-endian,
  *   u8 magic 'H', u8 version, u8 type, u8 flags (0), i32 tag, u64 payload length

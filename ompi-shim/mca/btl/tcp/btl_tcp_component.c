@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl tcp: the module. One listener per process, bound when the transports start: at its
  * RM-assigned endpoint when the job has one (herd_peer_endpoint), else (no assignment, or the
  * assigned port taken) at a port of the kernel's choice published with herd_put. A process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl tcp's frame header and hello: encoders, and decoders that check every field and length
  * so that garbage on a socket is an error, never a crash or an overrun. */
 #include "herd_config.h"

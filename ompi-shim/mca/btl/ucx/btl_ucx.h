@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ucx: what the front (btl_ucx_component.c, in libherd) hands the transport DSO
  * (btl_ucx_transport.c, herd-btl-ucx.so) as services->params, and the header every message
  * carries. Both halves are built from this one header; the version field lets a DSO left over

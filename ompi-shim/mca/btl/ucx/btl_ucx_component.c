@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ucx: the front, linked into libherd. It registers the component's variables (herd-info
  * shows them whether or not UCX can load) and offers a module whose init loads the transport
  * proper from herd-btl-ucx.so (btl_ucx_transport.c): UCX is loaded only by a process that

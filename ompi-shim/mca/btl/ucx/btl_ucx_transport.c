@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl ucx: the transport proper, the DSO herd-btl-ucx.so that the front loads (docs/btl.md,
  * "ucx"). One UCP context and one worker per process; every message is one UCX active message
  * whose header carries the source rank, the tag and a per-peer sequence number. A peer's

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl btl ucx: messages over UCX's UCP. The front (variables, a module whose init loads the
 dnl transport) goes into libherd; the transport proper is the DSO herd-btl-ucx.so, the only
 dnl thing linked with UCX, so a program that never uses ucx never loads libucp.

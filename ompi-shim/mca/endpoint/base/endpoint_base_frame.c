@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint framework object, its one selected module, the names of the compile-time tags,
  * and the checked entry points to the module. */
 #include "herd_config.h"

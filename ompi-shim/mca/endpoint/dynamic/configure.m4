@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl endpoint dynamic: run-time registered slots in a per-proc table behind the last slot of
 dnl proc->endpoint[]; configure --disable-dynamic-endpoint-slots removes that slot, and with it
 dnl this component.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* endpoint dynamic: the compile-time slots, plus slots that components unknown at configure time
  * (DSO transports) register by name at run time. Each proc's run-time endpoints live in a table
  * behind its last slot, proc->endpoint[HERD_ENDPOINT_DYNAMIC_INDEX], allocated on the first set

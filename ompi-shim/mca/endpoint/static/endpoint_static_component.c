@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* endpoint static: only the compile-time slots (proc->endpoint[HERD_ENDPOINT_TAG_X]); a
  * component that asks for a run-time slot is told it is not supported. The one component
  * with --disable-dynamic-endpoint-slots. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers the fabric base shares with its components and with tests (not part of the module
  * interface in fabric.h). */
 #ifndef OPAL_MCA_FABRIC_BASE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fabric framework base: open and select every available component, run their discovery
  * for the node inventory, and close them again. */
 #include "herd_config.h"

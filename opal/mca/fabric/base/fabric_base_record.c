@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fabric records: building, copying, freeing, the versioned wire format for the node inventory,
  * and the human-readable form herd-info prints. */
 #include "herd_config.h"

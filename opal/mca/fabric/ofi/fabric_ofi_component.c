@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric ofi: the libfabric providers usable on this node, one device per distinct provider,
  * fabric, domain and endpoint type, with address formats and capabilities (fi_getinfo), and
  * what RM-assigned endpoints need: the source address of providers addressed by IP socket

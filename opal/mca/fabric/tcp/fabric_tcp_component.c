@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric tcp: the node's network interfaces with their addresses, flags, MTU and index, from
  * getifaddrs(), optionally narrowed by fabric_tcp_if_include / fabric_tcp_if_exclude, and what
  * RM-assigned endpoints need: the addresses a listener can bind on and the reserved port range

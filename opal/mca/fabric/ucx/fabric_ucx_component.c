@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric ucx: the UCX transports usable on this node (one device per transport/device pair, from
  * UCT) and the size of a UCP worker address, which peers will need to exchange. */
 #include "herd_config.h"

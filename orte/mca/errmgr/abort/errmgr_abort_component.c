@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* errmgr abort: any failure of a process or daemon ends the whole job (the default, as mpirun
  * does: an MPI job with a dead rank usually hangs in its next collective). */
 #include "herd_config.h"

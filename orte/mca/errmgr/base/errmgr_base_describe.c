@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A failure in words, for the messages that tell a user why their job ended. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The errmgr framework object, opening it with one selected component, and asking that
  * component what to do about a failure. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* errmgr continue: a process that fails or cannot start is recorded and the others run to
  * completion (task farms, ensembles); a lost daemon still ends the job. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the grpcomm base shares with its components and tests: the instance and collective
  * records, the wire format, and the engine every algorithm plugs into. */
 #ifndef ORTE_MCA_GRPCOMM_BASE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The grpcomm engine shared by every algorithm: instances, collectives by id, messages held
  * until their collective can use them, completion and failure callbacks, and the xcast of user
  * data down the broadcast tree the algorithm chose. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The grpcomm framework object, its static-component table, and opening it with one selected
  * component. */
 #include "herd_config.h"

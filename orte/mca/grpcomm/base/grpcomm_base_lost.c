@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Broadcasts around lost daemons: a daemon's parent in the broadcast tree sends to the children
  * of a lost child itself, and a daemon takes a broadcast from any ancestor (base.h,
  * orte_grpcomm_base_lost). */

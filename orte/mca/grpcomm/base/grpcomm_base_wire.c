@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The grpcomm wire format: packing the header and blob sets, and one decoder per message type
  * that refuses anything malformed with a reason instead of trusting a peer's counts. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* grpcomm bruck: Bruck allgather and dissemination barrier: log2(n) rounds, no root. Below tree
  * by default, since its peers are mostly not tree neighbours and the overlay routes each
  * message over several hops. */

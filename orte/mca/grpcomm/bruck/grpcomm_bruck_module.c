@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* grpcomm bruck: allgather by Bruck's algorithm and barrier by dissemination, ceil(log2 n)
  * rounds each for any n, and xcast down a binomial tree rooted at daemon 0. In round r a
  * daemon talks to the daemons 2^r before and after it (modulo n), which the overlay routes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the tree component's files share: its module. */
 #ifndef ORTE_MCA_GRPCOMM_TREE_H
 #define ORTE_MCA_GRPCOMM_TREE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* grpcomm tree: collectives along the DVM's radix tree; the default, as it only ever talks to
  * tree neighbours, which the overlay reaches in one hop. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* grpcomm tree: xcast down the radix tree; barrier and allgather gather up it (each daemon
  * waits for its children, then sends its whole subtree's part to its parent) and the root
  * releases the result down it again: 2 * depth rounds, messages only between tree neighbours. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The iof framework object, its variables (the flow-control window, the longest held-back
  * partial line), and opening it with one selected component. */
 #include "herd_config.h"

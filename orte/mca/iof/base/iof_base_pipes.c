@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A process's pipes, and handing the daemon's ends of them to another process. */
 #include "herd_config.h"
 

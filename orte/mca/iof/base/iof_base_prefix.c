@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What --tag-output and --timestamp-output put before a line, and --stdin's values. */
 #include "herd_config.h"
 

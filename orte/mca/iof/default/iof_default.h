@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iof default: what its source and sink share: the wire encoding of the protocol's messages
  * (docs/iof.md), in network byte order. */
 #ifndef ORTE_MCA_IOF_DEFAULT_H

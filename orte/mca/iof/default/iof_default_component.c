@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iof default: the component, its module, and what the source and sink share. */
 #include "herd_config.h"
 

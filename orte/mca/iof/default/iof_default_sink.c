@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iof default, the sink (herdrun): writes each fragment whole to stdout or stderr (tagged,
  * timestamped, and into DIR/rank.N/ as asked), acknowledges it to its source once written, and
  * reads stdin only while a target wants it, never more than a window ahead of the slowest

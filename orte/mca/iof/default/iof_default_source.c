@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iof default, the source: reads the processes' stdout and stderr pipes, holds each stream's
  * partial line until its newline (up to iof_base_line_max), and sends whole lines to the sink
  * with their byte offset, never more than iof_base_window bytes ahead of the sink's

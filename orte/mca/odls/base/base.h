@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the odls base shares with its components: SIGCHLD delivered to an event base. */
 #ifndef ORTE_MCA_ODLS_BASE_H
 #define ORTE_MCA_ODLS_BASE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The odls framework object, its variables (the kill grace period), and opening it with one
  * selected component. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared odls helpers: finding the program to exec (checked for every app before anything
  * starts) and describing how a process ended. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SIGCHLD to event bases: a signal handler writes a byte into each watcher's pipe (the
  * self-pipe trick), so children are reaped in the loop and never inside a handler. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the default component's files share: its module. */
 #ifndef ORTE_MCA_ODLS_DEFAULT_H
 #define ORTE_MCA_ODLS_DEFAULT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* odls default: fork/exec local processes, bind them, collect exit status and usage. */
 #include "herd_config.h"
 

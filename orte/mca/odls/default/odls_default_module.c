@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The default odls module: clone/exec with a process group per process, binding applied in the
  * child before exec, exit statuses and usage collected with wait4 when SIGCHLD arrives, and
  * kill_all escalating from SIGTERM to SIGKILL. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The overlay framework object, its static-component table, its variables, and
  * open/select/close. */
 #include "herd_config.h"

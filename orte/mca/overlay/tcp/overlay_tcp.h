@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp internals shared by the component, the endpoint API and the connection code. */
 #ifndef ORTE_MCA_OVERLAY_TCP_H
 #define ORTE_MCA_OVERLAY_TCP_H

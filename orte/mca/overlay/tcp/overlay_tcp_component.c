@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp: TCP connections on libevent, authenticated with the DVM's secret (libsodium).
  * This file holds the component: its variables, their checks, and the offer of the module. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp connections: non-blocking connect and accept, the challenge-response handshake,
  * framed reads, queued and direct writes, forwarding, and failure handling. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp heartbeats: a hung neighbour (stopped, frozen in the kernel, swapping for ever) is
  * noticed as surely as a dead one. One timer per endpoint looks at every watched connection a
  * few times per timeout; a message costs two flags (overlay_tcp_conn.c sets them where bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp interface selection: parse include/exclude lists and pick the address to listen
  * on and advertise from getifaddrs(). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp interface selection: which local address a daemon listens on and advertises,
  * narrowed by an include or exclude list of interface names and subnets. */
 #ifndef ORTE_MCA_OVERLAY_TCP_IF_H

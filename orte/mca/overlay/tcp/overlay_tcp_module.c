@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp endpoints: the module interface (init, listen, connect, send, callbacks,
  * finalize), routing along the radix tree, message queues and local delivery. */
 #include "herd_config.h"

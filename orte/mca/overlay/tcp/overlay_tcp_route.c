@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp routing: the neighbours of an endpoint (parent, children, and the descendants it
  * adopted when daemons between them were lost) and the next hop towards any daemon, around the
  * daemons known to be down. With none down this is the plain radix tree (orte/util/radix.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading libsodium on first use: dlopen of the file a program linked with -lsodium names
  * (HERD_SODIUM_SONAME, found by configure), its functions looked up once, sodium_init. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libsodium, loaded when the overlay first authenticates a connection rather than with the
  * component: a herdrun that runs its job on this node alone never does, and loading and
  * initialising libsodium is a measurable part of its start (docs/bench.md). */

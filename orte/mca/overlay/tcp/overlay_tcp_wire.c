@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp wire format: encode and strictly decode frames and handshake messages, compute
  * the handshake MACs, parse and format tcp:// URIs. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overlay tcp wire format: frame header, one encoder and one decoder per message type, the
  * handshake MACs and tcp:// URIs. Pure functions (libc + libsodium), so they can be fuzzed. */
 #ifndef ORTE_MCA_OVERLAY_TCP_WIRE_H

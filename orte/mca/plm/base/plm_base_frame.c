@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plm framework object, the choice of launcher for an allocation, and shared helpers. */
 #include "herd_config.h"
 

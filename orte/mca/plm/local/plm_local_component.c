@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plm local: start every daemon on this host with fork/exec. Used for simulated nodes (many
  * virtual nodes on one machine) and for allocations that are only this host. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plm slurm: start every daemon with one srun step inside the job's allocation, so Slurm knows
  * and accounts for them, and kills the step when one daemon fails (--kill-on-bad-exit). srun
  * starts them all at once, so daemons connect straight to the root (flat wireup) and take their

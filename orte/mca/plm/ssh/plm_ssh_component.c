@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plm ssh: start daemons with ssh. A tree spawn: the root starts only its own children, each
  * daemon starts its children once it has joined, so no process forks n ssh clients. The
  * bootstrap (secret, contact information) goes over ssh's stdin, never on a command line. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers the ras base shares with its components, tests and fuzzers (not part of the module
  * interface in ras.h): allocation building, the hostfile / -H parser and the Slurm host-list
  * parsers. The parsers live here because other frameworks need them too (a per-job hostfile

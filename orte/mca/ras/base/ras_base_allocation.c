@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allocations: building, freeing, the table herd-dvm --display-allocation prints, and the
  * versioned wire format the daemons receive. */
 #include "herd_config.h"

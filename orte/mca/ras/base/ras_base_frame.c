@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ras framework base: its variables (--hostfile, -H), open and select (one winner), the
  * allocation of the winner or of this host alone, and close. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hostfile and -H host-list parser: hosts with their slots and max_slots, every mistake
  * reported at its file:line or list entry with the offending token quoted. */
 #include "herd_config.h"

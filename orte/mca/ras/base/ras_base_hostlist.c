@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Slurm's compressed lists: host lists such as n[01-04,7],gpu5 and task counts such as 2(x3),1,
  * expanded with every mistake reported at the character where it is. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ras hostfile: the allocation named by a hostfile (--hostfile, ras_base_hostfile) and/or a host
  * list (-H, ras_base_host); the parsing itself is in the ras base, which the mapper shares. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ras simulator: N virtual nodes on this host (sim0001, sim0002, ...), each with an hwloc
  * synthetic topology, so that mapping and launch at scale can be tried without a cluster. */
 #include "herd_config.h"

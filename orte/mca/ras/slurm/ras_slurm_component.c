@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ras slurm: the allocation of the Slurm job herd runs in, from SLURM_JOB_NODELIST and
  * SLURM_TASKS_PER_NODE (slots per node; one slot per node when Slurm did not set it). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the rmaps base shares with its components: the mapping context, the plan of one app, and
  * the helpers that count capacity, spread processes and report impossible maps. */
 #ifndef ORTE_MCA_RMAPS_BASE_H

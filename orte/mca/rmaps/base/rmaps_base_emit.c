@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Emitting a planned app in rank order: where inside its node each process goes, its binding
  * and locality, computed per process in O(1) (a few hwloc tree steps) and handed out at once. */
 #include "herd_config.h"

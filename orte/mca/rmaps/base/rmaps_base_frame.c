@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rmaps framework object, its static-component table, and mapping a job: plan every app
  * with the first component that takes its policy, then emit the processes in rank order. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The planning helpers components share: node levels, free slots, spreading processes over
  * nodes, oversubscription, and reporting the constraint that makes a map impossible. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parsing --map-by, --rank-by and --bind-to, and deciding what a default means for a job. */
 #include "herd_config.h"
 

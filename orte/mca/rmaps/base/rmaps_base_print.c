@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Keeping a whole map, printing it (--display-map, --report-bindings), and loading a node's
  * topology from its inventory. */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rmaps ppr: N processes per package, L3 cache, core, hwthread or node. */
 #include "herd_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rmaps round_robin: round-robin mapping by slot, node, package, L3 cache, core or hwthread. */
 #include "herd_config.h"
 

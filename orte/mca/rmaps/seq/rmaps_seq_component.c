@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rmaps seq: one process per line of a hostfile, in order. */
 #include "herd_config.h"
 

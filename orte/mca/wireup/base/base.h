@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine as its host (the session daemon, or a test) drives it: creating it,
  * describing namespaces, handing it the messages of its tags, and telling it about lost
  * daemons. Modules use the functions of wireup.h instead. */

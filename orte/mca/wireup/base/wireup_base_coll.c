@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's namespace collectives: a grpcomm allgather among the daemons hosting a
  * namespace, behind kv fences (what local processes committed, exchanged once all of them
  * entered) and allgathers of a whole namespace (orte_wireup_allgather, wireup_base_fence.c). */

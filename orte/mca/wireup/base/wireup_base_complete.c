@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's completion queue: every callback of an operation is queued and run from
  * the event loop, never inside the call that started the operation (wireup.h promises it). */
 #include "herd_config.h"

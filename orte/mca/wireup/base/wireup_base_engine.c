@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's life cycle (create, namespaces, lost daemons, destroy) and the dispatch of
  * the messages session daemons send each other to its services: the key-value store
  * (wireup_base_kv.c), direct modex (_modex.c), namespace collectives (_coll.c), direct fences

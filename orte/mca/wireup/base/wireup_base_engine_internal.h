@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the files of the wireup engine (wireup_base_engine.c, _complete.c, _kv.c, _modex.c,
  * _coll.c, _fence.c, _names.c); not for the host (base/base.h) nor for modules (wireup.h). */
 #ifndef ORTE_MCA_WIREUP_BASE_ENGINE_INTERNAL_H

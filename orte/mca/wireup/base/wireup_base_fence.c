@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's direct fence: an allgather among the daemons hosting any list of
  * processes (orte_wireup_allgather; a whole namespace goes to its own collective instead,
  * wireup_base_coll.c). The list's signature names the fence on every daemon taking part. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup framework object (every available component is active), its variables, and the
  * helpers modules use to prepare a process (environment, inherited descriptors). */
 #include "herd_config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's key-value service on top of each namespace's store (wireup_base_store.c):
  * puts and commits of local processes, gets answered from the store or once the key is
  * committed, and other daemons' requests for a local process's keys (the serving side of the

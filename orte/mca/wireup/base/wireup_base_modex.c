@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's direct modex: a get of a peer's data on demand from the daemon hosting the
  * peer (the requests this daemon sends and their answers), the requests it receives (handed to
  * the key-value service or to the module of their kind), and the tickets every answer goes out

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup engine's published names (PMIx publish/lookup/unpublish, PMI-1 publish_name and
  * lookup_name): one daemon of the job (the shepherd) keeps them for every namespace; the others
  * send it requests and wait for its answers. */

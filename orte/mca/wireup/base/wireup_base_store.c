@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A namespace's key-value store on one node (wireup_base_store.h): one hash table of keys by
  * (owner, key), and one of owners with each owner's keys in a list, so a process's whole data
  * can be sent to a daemon that asks for it. */

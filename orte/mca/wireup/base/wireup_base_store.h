@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A namespace's key-value store on one node: each process's keys (committed by a local process,
  * or brought in by a fence or a direct modex), and the namespace's own keys (PMI-1 KVS). */
 #ifndef ORTE_MCA_WIREUP_BASE_STORE_H

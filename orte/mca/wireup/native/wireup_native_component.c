@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup native: the session daemon serves libherd's processes (<herd.h>) over a Unix socket in
  * the job's private folder, speaking opal/util/native_wire.h. A process proves who it is with
  * its uid (the socket's credentials), a rank of this node and the job's random token; its

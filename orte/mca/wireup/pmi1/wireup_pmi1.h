@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmi1: the PMI-1 "simple" wire protocol MPICH's processes speak over the descriptor in
  * PMI_FD: the message decoder and encoder (wireup_pmi1_wire.c), shared with the tests and the
  * fuzz harness. */

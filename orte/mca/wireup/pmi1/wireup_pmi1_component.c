@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmi1: the component and its module. Each local process gets one end of a socket pair
  * as PMI_FD (with PMI_RANK and PMI_SIZE); its commands are served from the session daemon's
  * loop with the wireup engine: the KVS is the namespace's own keys, barrier_in a fence that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmi1: what MPICH programs are told about the node. MPICH 4.0 discovers the node's
  * topology with hwloc in every process at MPI_Init, PCI devices included, and hwloc loads its
  * plugins for it (GL, OpenCL, libxml2, PCI): on a node of a few cores most of a process's own

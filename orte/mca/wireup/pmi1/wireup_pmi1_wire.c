@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmi1: framing and decoding of PMI-1 messages, and PMI_process_mapping. Everything here
  * trusts nothing it is given: limits are checked before anything is allocated. */
 #include "herd_config.h"

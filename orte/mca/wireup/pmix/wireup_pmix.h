@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: what the component's files share. The session daemon is a PMIx server through
  * OpenPMIx's server library: namespaces are registered with every process's place, each local
  * process gets the server's environment, and the library's upcalls (which run on its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: the component, and the module's life cycle: start the PMIx server with our
  * topology in the job's private folder, register each namespace with every process's place,
  * give each local process the server's environment. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: PMIx_Job_control. What herd does:
  *   PMIX_JOB_CTRL_KILL       SIGKILL to the targets now;
  *   PMIX_JOB_CTRL_TERMINATE  SIGTERM, then SIGKILL after the job's kill grace;

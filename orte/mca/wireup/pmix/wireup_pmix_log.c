@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: PMIx_Log. A message for stdout or stderr (PMIX_LOG_STDOUT, PMIX_LOG_STDERR) is
  * written into the asking process's own stdout or stderr, so it reaches herdrun as that process's
  * output does: tagged as its lines are (--tag-output), in --output-filename's files, in order

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: PMIx_Publish, PMIx_Lookup and PMIx_Unpublish over the engine's published names
  * (kept by the job's shepherd). Each key is a published name; its value is the publisher and the
  * PMIx value, packed by the library. A lookup with PMIX_WAIT waits for the names to be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: PMIx_Query_info from the job's processes. The session daemon gathers its facts
  * (the namespaces it serves, each process's place and program from the job database, its own
  * processes' pids and states, and, for PMIX_QUERY_PROC_TABLE, the other daemons' answers to a

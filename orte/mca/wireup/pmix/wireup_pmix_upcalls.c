@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup pmix: the PMIx server library's upcalls. They run on the library's thread; each copies
  * what it was given into a call and queues it for the session daemon's loop, where it is served
  * with the wireup engine and answered through the library's callback. Calls that change what a
