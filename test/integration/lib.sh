@@ -138,6 +138,34 @@ herdrun_wait() {
     rc=$?
 }
 
+# mpi_flavours: FLAVOURS, the MPI flavours to test (openmpi, mpich): those whose compiler is
+# installed. CI installs both: a skip there would hide that nothing was tested, so it fails.
+mpi_flavours() {
+    FLAVOURS=""
+    for f in openmpi mpich; do
+        if command -v "mpicc.$f" >/dev/null 2>&1; then
+            FLAVOURS="$FLAVOURS $f"
+        elif [ -n "${CI:-}" ]; then
+            fail "CI runs this test: mpicc.$f is needed (apt-get install lib$f-dev)"
+        else
+            echo "SKIP: mpicc.$f not installed: its programs are not tested"
+        fi
+    done
+}
+# run_ok WHAT ARGS...: herdrun ARGS (in the background, waited for at most $HERDRUN_LIMIT s)
+# succeeds and leaves nothing behind.
+run_ok() {
+    what=$1
+    shift
+    herdrun_bg "$@"
+    herdrun_wait "${HERDRUN_LIMIT:-60}"
+    expect_rc "$what: exit 0" 0
+    check_clean "$what"
+}
+# count_out / count_err REGEX: how many lines of the last stdout / stderr match
+count_out() { grep -cE -- "$1" "$OUT"; }
+count_err() { grep -cE -- "$1" "$ERR"; }
+
 # herdrun_in FILE ARGS...: like herdrun, with FILE (a regular file) as stdin, waited for at most
 # $HERDRUN_LIMIT s (default 60) as herdrun_wait does.
 herdrun_in() {

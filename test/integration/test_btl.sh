@@ -13,16 +13,6 @@ HERDRUN_LIMIT=120
 PROG=$HERD_BUILDDIR/test/programs/herd_msg
 OVER=--oversubscribe
 
-run_ok() {
-    what=$1
-    shift
-    herdrun_bg "$@"
-    herdrun_wait "$HERDRUN_LIMIT"
-    expect_rc "$what: exit 0" 0
-    check_clean "$what"
-}
-count_out() { grep -cE -- "$1" "$OUT"; }
-count_err() { grep -cE -- "$1" "$ERR"; }
 
 for btl in sm tcp; do
     for np in 2 3 8; do

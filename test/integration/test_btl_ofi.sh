@@ -19,16 +19,6 @@ if [ ! -f "$HERD_BUILDDIR/ompi-shim/mca/btl/ofi/herd-btl-ofi.la" ]; then
     exit 0
 fi
 
-run_ok() {
-    what=$1
-    shift
-    herdrun_bg "$@"
-    herdrun_wait "$HERDRUN_LIMIT"
-    expect_rc "$what: exit 0" 0
-    check_clean "$what"
-}
-count_out() { grep -cE -- "$1" "$OUT"; }
-count_err() { grep -cE -- "$1" "$ERR"; }
 
 # Which providers open here: a pingpong with each alone (verbose 1 says why one does not).
 providers=

@@ -56,8 +56,6 @@ run_ok() {
     check_clean "$what"
     check_ucx_clean "$what"
 }
-count_out() { grep -cE -- "$1" "$OUT"; }
-count_err() { grep -cE -- "$1" "$ERR"; }
 
 # The DSO needs nothing of libherd's (it gets it through the services table)
 undef=$(nm -D --undefined-only "$DSO" | awk '{ print $NF }' | grep -E '^(opal_|orte_|ompi_|herd_)' || true)

@@ -11,15 +11,6 @@ SIM="--mca ras simulator --mca ras_simulator_num_nodes"
 HERDRUN_LIMIT=90
 PROG=$HERD_BUILDDIR/test/programs/herd_endpoints
 
-run_ok() {
-    what=$1
-    shift
-    herdrun_bg "$@"
-    herdrun_wait "$HERDRUN_LIMIT"
-    expect_rc "$what: exit 0" 0
-    check_clean "$what"
-}
-count_out() { grep -cE -- "$1" "$OUT"; }
 
 # A job on this host alone (herdrun forks its session daemon, no DVM) asks for no fabric
 # inventory unless told to: its processes share memory.

@@ -11,15 +11,6 @@ HERDRUN_LIMIT=120
 EX=$HERD_BUILDDIR/examples
 OVER=--oversubscribe
 
-run_ok() {
-    what=$1
-    shift
-    herdrun_bg "$@"
-    herdrun_wait "$HERDRUN_LIMIT"
-    expect_rc "$what: exit 0" 0
-    check_clean "$what"
-}
-count_out() { grep -cE -- "$1" "$OUT"; }
 # the distinct "via X" of the output, on one line: "via sm;via tcp;"
 transports() { grep -oE 'via [a-z(][a-z)]*' "$OUT" | sort -u | tr '\n' ';'; }
 

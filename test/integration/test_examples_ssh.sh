@@ -35,7 +35,6 @@ after_job() {
     expect_eq "$1: no ssh session left open on a host" "$(sessions | tr '\n' ';')" ""
     check_clean "$1"
 }
-count_out() { grep -cE -- "$1" "$OUT"; }
 
 # tcp is named where tcp is checked: by default ucx or ofi, when built, takes the other host
 TCP="--mca btl self,sm,tcp"

@@ -11,23 +11,13 @@ SIM="--mca ras simulator --mca ras_simulator_num_nodes"
 HERDRUN_LIMIT=60
 BIN=$WORK/bin
 mkdir -p "$BIN"
-FLAVOURS=""
-for f in openmpi mpich; do
-    if command -v "mpicc.$f" >/dev/null 2>&1; then
-        FLAVOURS="$FLAVOURS $f"
-    elif [ -n "${CI:-}" ]; then
-        fail "CI runs this test: mpicc.$f is needed (apt-get install lib$f-dev)"
-    else
-        echo "SKIP: mpicc.$f not installed: its programs are not tested"
-    fi
-done
+mpi_flavours
 for f in $FLAVOURS; do
     for p in universe spawn_refused spawn; do
         "mpicc.$f" -o "$BIN/${f}_$p" "$HERD_SRCDIR/test/programs/mpi_$p.c" 2>"$ERR" ||
             fail "mpi_$p.c builds with mpicc.$f"
     done
 done
-count_out() { grep -cE -- "$1" "$OUT"; }
 
 # --- MPIEXEC_TIMEOUT -----------------------------------------------------------------------------
 MPIEXEC_TIMEOUT=1 herdrun_bg -n 2 sleep 30

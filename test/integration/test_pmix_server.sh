@@ -25,17 +25,6 @@ if [ ! -x "$CALLS" ] || [ ! -x "$EXAMPLES" ]; then
     exit 77
 fi
 
-# run_ok WHAT ARGS...: herdrun ARGS succeeds and leaves nothing behind.
-run_ok() {
-    what=$1
-    shift
-    herdrun_bg "$@"
-    herdrun_wait "$HERDRUN_LIMIT"
-    expect_rc "$what: exit 0" 0
-    check_clean "$what"
-}
-count_out() { grep -cE -- "$1" "$OUT"; }
-count_err() { grep -cE -- "$1" "$ERR"; }
 
 # --- PMIx_Lookup ---------------------------------------------------------------------------------
 for nodes in 1 2; do

@@ -83,10 +83,11 @@ check_clean "a rank killed by a signal"
 # --- a PMIx client starts again and registers again -------------------------------------------
 if [ -x "$HERD_BUILDDIR/test/programs/pmix_client" ]; then
     reset_counters
-    herdrun $RESTART -x COUNTERS="$WORK/counters" -n 1 sh -c '
+    herdrun_bg $RESTART -x COUNTERS="$WORK/counters" -n 1 sh -c '
         f="$COUNTERS/count"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
         "$0" || exit 9
         [ "$n" = 0 ] && exit 3; exit 0' "$HERD_BUILDDIR/test/programs/pmix_client"
+    herdrun_wait 60
     expect_rc "a restarted PMIx client initializes again" 0
     expect_eq "both runs of it say ok" "$(grep -c '^pmix_client rank 0 ok$' "$OUT")" 2
     check_clean "a restarted PMIx client"

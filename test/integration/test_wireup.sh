@@ -11,18 +11,7 @@ HERDRUN_LIMIT=90
 BIN=$WORK/bin
 mkdir -p "$BIN"
 
-# The MPI flavours to test: those whose compiler is installed. CI installs both (a skip there
-# would hide that nothing was tested).
-FLAVOURS=""
-for f in openmpi mpich; do
-    if command -v "mpicc.$f" >/dev/null 2>&1; then
-        FLAVOURS="$FLAVOURS $f"
-    elif [ -n "${CI:-}" ]; then
-        fail "CI runs this test: mpicc.$f is needed (apt-get install lib$f-dev)"
-    else
-        echo "SKIP: mpicc.$f not installed: its programs are not tested"
-    fi
-done
+mpi_flavours
 for f in $FLAVOURS; do
     for p in hello ring spawn abort nofinalize; do
         if ! "mpicc.$f" -o "$BIN/${f}_$p" "$HERD_SRCDIR/test/programs/mpi_$p.c" 2>"$ERR"; then
@@ -37,18 +26,8 @@ done
 OMPI_SIM="-x OMPI_MCA_btl=self,tcp"
 HERD_HELLO=$HERD_BUILDDIR/test/programs/herd_hello
 
-# run_ok WHAT ARGS...: herdrun ARGS succeeds and leaves nothing behind.
-run_ok() {
-    what=$1
-    shift
-    herdrun_bg "$@"
-    herdrun_wait "$HERDRUN_LIMIT"
-    expect_rc "$what: exit 0" 0
-    check_clean "$what"
-}
 
 # count_out PATTERN: how many lines of stdout match.
-count_out() { grep -cE -- "$1" "$OUT"; }
 
 for f in $FLAVOURS; do
     # hello: every rank, the right sum, on one node and across simulated nodes

@@ -9,16 +9,7 @@
 need_testhosts up.sh
 BIN=$WORK/bin
 mkdir -p "$BIN"
-FLAVOURS=""
-for f in openmpi mpich; do
-    if command -v "mpicc.$f" >/dev/null 2>&1; then
-        FLAVOURS="$FLAVOURS $f"
-    elif [ -n "${CI:-}" ]; then
-        fail "CI runs this test: mpicc.$f is needed (apt-get install lib$f-dev)"
-    else
-        echo "SKIP: mpicc.$f not installed: its programs are not tested"
-    fi
-done
+mpi_flavours
 for f in $FLAVOURS; do
     for p in hello ring spawn abort; do
         "mpicc.$f" -o "$BIN/${f}_$p" "$HERD_SRCDIR/test/programs/mpi_$p.c" 2>"$ERR" ||
@@ -45,7 +36,6 @@ after_job() {
     expect_eq "$1: no ssh session left open on a host" "$(sessions | tr '\n' ';')" ""
     check_clean "$1"
 }
-count_out() { grep -cE -- "$1" "$OUT"; }
 
 for f in $FLAVOURS; do
     on_n1 -n 6 "$BIN/${f}_hello"

@@ -717,6 +717,12 @@ static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
     if (!local->registered) {
+        if (local->exited) {
+            /* restarted (errmgr restart): the library must be done with the old process's
+             * deregistration, or its cleanup would undo this registration (the new client
+             * would wait in PMIx_Init for ever) */
+            wait_deregistered(st);
+        }
         pmix_status_t prc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
         if (PMIX_SUCCESS != prc && PMIX_OPERATION_SUCCEEDED != prc) {
             return HERD_ERROR;
