@@ -368,6 +368,7 @@ static int root_open(orte_dvm_t *dvm)
         HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_JOB_ERROR,
                                                       root_job_error, dvm)) ||
         HERD_SUCCESS != (rc = dvm_loss_root_open(dvm)) ||
+        HERD_SUCCESS != (rc = dvm_queue_open(dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         return rc;
     }
@@ -549,6 +550,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
         dvm->status = status;
     }
     dvm_loss_root_release(dvm);
+    dvm_queue_release(dvm);
     dvm_release_runtime(dvm);
     for (uint32_t v = 0; NULL != dvm->root.inventory && v < dvm->size; ++v) {
         orte_inventory_free(dvm->root.inventory[v]);

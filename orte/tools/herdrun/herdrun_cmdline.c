@@ -73,6 +73,9 @@ static const opal_cmd_line_option_t herdrun_option_table[] = {
      "Set the MCA variable NAME to VALUE, for herdrun, its daemons and the processes"},
     {"dvm-uri", 0, 1, "FILE",
      "Run the job on the running DVM whose contact file is FILE (herd-dvm --report-uri FILE)"},
+    {"no-queue", 0, 0, NULL,
+     "With --dvm-uri: refuse the job when a node it needs has no free session slot, instead of "
+     "waiting for one"},
     {"verbose", 'v', 0, NULL, "Say more about what herdrun does (repeat for more)"},
     {"version", 'V', 0, NULL, "Print the version and exit"},
     {"help", 'h', 0, NULL, "Print this help and exit"},
@@ -92,6 +95,7 @@ static const struct {
     {"merge-stderr-to-stdout", ORTE_JOB_FLAG_MERGE_STDERR},
     {"tag-output", ORTE_JOB_FLAG_TAG_OUTPUT},
     {"timestamp-output", ORTE_JOB_FLAG_TIMESTAMP_OUTPUT},
+    {"no-queue", ORTE_JOB_FLAG_NO_QUEUE},
 };
 
 /* One app context: its words in argv (between two lone ":") and its parsed options. */
