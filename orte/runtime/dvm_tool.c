@@ -28,7 +28,8 @@ enum {
                            u32 n, n inventories} */
     TOOL_LAUNCH = 3,    /* tool -> root: {bytes launch message} */
     TOOL_JOB_ERROR = 4, /* root -> tool: {jobid, node, message} */
-    TOOL_JOB_QUEUE = 20, /* root -> tool: {jobid, node}: waits for a slot there ("": started) */
+    /* root -> tool: {jobid, node}: the job waits for a session slot there ("": it started) */
+    TOOL_JOB_QUEUE = 20,
 };
 
 static const char *help_file = "help-dvm.txt";
@@ -674,8 +675,7 @@ int orte_dvm_client_launch(orte_dvm_client_t *client, const void *message, size_
     return rc;
 }
 
-void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client, orte_dvm_job_queue_cb_t cb,
-                                  void *arg)
+void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client, orte_dvm_job_queue_cb_t cb, void *arg)
 {
     client->queue_cb = cb;
     client->queue_arg = arg;

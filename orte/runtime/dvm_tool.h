@@ -54,7 +54,7 @@ OPAL_EXPORT int orte_dvm_client_launch(orte_dvm_client_t *client, const void *me
                                        orte_dvm_job_error_cb_t cb, void *arg);
 /* Hear whether the launched job waits for a free session slot (waiting_on: the node) or got
  * its slots and started (waiting_on NULL); from the loop. */
-OPAL_EXPORT void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client,
-                                              orte_dvm_job_queue_cb_t cb, void *arg);
+OPAL_EXPORT void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client, orte_dvm_job_queue_cb_t cb,
+                                              void *arg);
 
 #endif /* ORTE_RUNTIME_DVM_TOOL_H */

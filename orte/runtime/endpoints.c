@@ -320,8 +320,7 @@ static void plan_node(const orte_endpoints_job_t *job, orte_endpoints_fabric_t *
         return;
     }
     uint32_t slots = session_slots(inv), first = 0, count = 0;
-    orte_endpoints_window(base, range, slots, job_slot(job, n, slots), parts, part, &first,
-                          &count);
+    orte_endpoints_window(base, range, slots, job_slot(job, n, slots), parts, part, &first, &count);
     if (job->per_node[n] > count) {
         if (FAMILY_OFI == family) {
             set_reason(f,
@@ -486,8 +485,8 @@ void orte_endpoints_print(FILE *out, const orte_endpoints_plan_t *plan,
             const orte_inventory_t *inv = job->inventories[n];
             uint32_t slots = session_slots(inv);
             fprintf(out, "%s %u-%u (session slot %u of %u)", printed > 0 ? "," : "",
-                    node->first_port, node->first_port + node->num_ports - 1, job_slot(job, n, slots),
-                    slots);
+                    node->first_port, node->first_port + node->num_ports - 1,
+                    job_slot(job, n, slots), slots);
             ++printed;
         }
         fputc('\n', out);

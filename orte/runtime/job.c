@@ -322,8 +322,7 @@ int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
     }
     rc = HERD_ERR_UNPACK_FAILURE;
     if (0 == n_index || n_index != n_slots || n_index != n_max || n_index != n_session ||
-        0 == n_part || n_part > n_index ||
-        n_index > num_dvm_nodes || 0 == launch->radix ||
+        0 == n_part || n_part > n_index || n_index > num_dvm_nodes || 0 == launch->radix ||
         0 != opal_argv_count(launch->xml_pairs) % 2) {
         goto err;
     }

@@ -31,7 +31,7 @@
 #define ORTE_JOB_FLAG_MERGE_STDERR    0x40u /* --merge-stderr-to-stdout */
 #define ORTE_JOB_FLAG_TAG_OUTPUT      0x80u /* --tag-output */
 #define ORTE_JOB_FLAG_TIMESTAMP_OUTPUT 0x100u /* --timestamp-output */
-#define ORTE_JOB_FLAG_NO_QUEUE        0x200u /* --no-queue: refuse rather than wait for a slot */
+#define ORTE_JOB_FLAG_NO_QUEUE         0x200u /* --no-queue: refuse rather than wait for a slot */
 
 /* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
 typedef struct orte_job_app {
