@@ -63,7 +63,13 @@ static void signal_cb(int signo, void *arg)
 {
     orte_session_t *s = arg;
     (void) signo;
-    /* our daemon is gone or stopping (SIGTERM): the processes go with us */
+    /* our daemon is gone or stopping (SIGTERM): the processes go with us. Gone (killed, its
+     * node failing): nobody else can say so, and we leave in order, so herdrun would take our
+     * goodbye for an ordinary end */
+    if (s->node_daemon > 0 && getppid() != s->node_daemon && NULL != s->spec) {
+        opal_show_help(ORTE_SESSION_HELP, "node-daemon-died", false, s->spec->jobid,
+                       NULL != s->node_name ? s->node_name : "?");
+    }
     s->status = HERD_ERR_UNREACH;
     stop_loop(s);
 }
@@ -439,10 +445,11 @@ static void session_release(orte_session_t *s)
 /* Run the job described by segment (the session segment's bytes); listen_fd is the node's
  * static session endpoint (-1 when the job has one node: no session daemon connects here). */
 static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int stdin_fd,
-                       int parent_sock)
+                       int parent_sock, pid_t node_daemon)
 {
     orte_session_t storage, *s = &storage;
     session_init(s, iof_sock, stdin_fd, parent_sock);
+    s->node_daemon = node_daemon;
     int rc = take_handoff(s, segment);
     if (HERD_SUCCESS != rc) {
         opal_show_help(ORTE_SESSION_HELP, "cannot-read-job", false, opal_strerror(rc));
@@ -484,7 +491,7 @@ int orte_session_main(void)
         opal_buffer_destruct(&segment);
         return 1;
     }
-    int status = session_run(&segment, listen_fd, -1, -1, -1);
+    int status = session_run(&segment, listen_fd, -1, -1, -1, getppid());
     opal_buffer_destruct(&segment);
     return status;
 }
@@ -503,7 +510,7 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent,
     }
     opal_buffer_init(&segment);
     int status = (HERD_SUCCESS == opal_buffer_load(&segment, segment_bytes, len))
-                     ? session_run(&segment, -1, iof_sock, stdin_fd, parent_sock)
+                     ? session_run(&segment, -1, iof_sock, stdin_fd, parent_sock, 0)
                      : 1;
     opal_buffer_destruct(&segment);
     return status;
