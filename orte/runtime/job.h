@@ -18,7 +18,9 @@
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u
-#define ORTE_JOB_MAX_ARGS  65536u
+/* arguments (and -x, --mca entries) of one app: more than any execve() takes with an 8 MiB
+ * stack (ARG_MAX 2 MiB, each argument at least 2 bytes and a pointer); herdrun refuses more */
+#define ORTE_JOB_MAX_ARGS  (1u << 20)
 #define ORTE_JOB_MAX_HOSTS (1u << 20)
 
 /* Job-wide flags (herdrun options). */

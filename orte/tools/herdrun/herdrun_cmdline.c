@@ -462,6 +462,11 @@ static int herdrun_read_app(herdrun_parse_t *parse, int index, char *const env[]
         opal_show_help(HERDRUN_HELP_FILE, "no-program", false);
         return HERD_ERR_SILENT;
     }
+    if ((uint64_t) opal_cmd_line_tail_count(cmd) > ORTE_JOB_MAX_ARGS) {
+        opal_show_help(HERDRUN_HELP_FILE, "too-many-args", false, opal_cmd_line_tail_count(cmd),
+                       ORTE_JOB_MAX_ARGS);
+        return HERD_ERR_SILENT;
+    }
     app->argv = opal_argv_copy(opal_cmd_line_tail(cmd));
     if (NULL == app->argv) {
         return herdrun_no_memory();
@@ -547,8 +552,15 @@ static int herdrun_read_job_options(herdrun_parse_t *parse, int index)
 
     for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
         for (int i = 0; i < opal_cmd_line_count(cmd, values[v].option); i++) {
-            rc = herdrun_job_value(values[v].option, opal_cmd_line_get(cmd, values[v].option, i, 0),
-                                   values[v].slot);
+            const char *value = opal_cmd_line_get(cmd, values[v].option, i, 0);
+            /* -H "" (an unset shell variable) would silently run the job on this host alone */
+            if (values[v].slot == &job->host || values[v].slot == &job->hostfile) {
+                if (NULL != value && '\0' == value[strspn(value, " \t")]) {
+                    opal_show_help(HERDRUN_HELP_FILE, "host-empty", false, values[v].option);
+                    return HERD_ERR_SILENT;
+                }
+            }
+            rc = herdrun_job_value(values[v].option, value, values[v].slot);
             if (HERD_SUCCESS != rc) {
                 return rc;
             }
