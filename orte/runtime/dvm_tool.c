@@ -410,6 +410,9 @@ struct orte_dvm_client {
 
 static int read_contact(const char *uri_file, char **tool_path)
 {
+    if (HERD_SUCCESS != orte_dvm_contact_check_owner(uri_file, "herdrun")) {
+        return HERD_ERR_SILENT;
+    }
     FILE *f = fopen(uri_file, "r");
     char line[PATH_MAX + 16];
     if (NULL == f) {

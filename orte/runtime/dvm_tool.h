@@ -39,6 +39,9 @@ OPAL_EXPORT bool orte_dvm_client_node_up(const orte_dvm_client_t *client, uint32
 OPAL_EXPORT const char *orte_dvm_client_id(const orte_dvm_client_t *client);
 /* The DVM's tool socket, as the contact file names it. */
 OPAL_EXPORT const char *orte_dvm_client_tool_path(const orte_dvm_client_t *client);
+/* dvm_owner.c: whether the contact file is the caller's own: if another user's, says that
+ * only its owner may use that DVM (tool: "herdrun", "herd-dvm") and returns HERD_ERR_SILENT. */
+OPAL_EXPORT int orte_dvm_contact_check_owner(const char *uri_file, const char *tool);
 /* Read only the tool socket's path from a contact file (problems reported: HERD_ERR_SILENT);
  * the caller frees it. */
 OPAL_EXPORT int orte_dvm_contact_tool_path(const char *uri_file, char **tool_path);
