@@ -8,6 +8,7 @@
  *   dvm_root.c    the root: start-up, inventories, report, contact file, serve, shutdown
  *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
  *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off
+ *   dvm_queue.c   the root's session slots and the jobs waiting for them
  *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
