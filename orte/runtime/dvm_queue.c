@@ -30,33 +30,43 @@ struct dvm_slots {
     void *cb_arg;
 };
 
+/* The table, made at the first use and grown when the DVM has more nodes than it knows (a
+ * node added while the DVM runs): each node's slots are its inventory's session endpoints. */
 static dvm_slots_t *slots_of(orte_dvm_t *dvm)
 {
     dvm_slots_t *t = dvm->root.slots;
-    if (NULL != t) {
+    if (NULL == t && NULL == (t = dvm->root.slots = calloc(1, sizeof(*t)))) {
+        return NULL;
+    }
+    uint32_t n = dvm->size - 1;
+    if (n <= t->num_nodes) {
         return t;
     }
-    t = calloc(1, sizeof(*t));
-    uint32_t n = dvm->size - 1;
-    if (NULL == t || NULL == (t->count = calloc(n + 1, sizeof(*t->count))) ||
-        NULL == (t->holder = calloc(n + 1, sizeof(*t->holder))) ||
-        NULL == (t->blocked = calloc(n + 1, sizeof(*t->blocked)))) {
-        goto err;
+    uint32_t *count = realloc(t->count, n * sizeof(*count));
+    if (NULL != count) {
+        t->count = count;
     }
-    t->num_nodes = n;
-    for (uint32_t i = 0; i < n; ++i) {
+    char ***holder = realloc(t->holder, n * sizeof(*holder));
+    if (NULL != holder) {
+        t->holder = holder;
+    }
+    bool *blocked = realloc(t->blocked, n * sizeof(*blocked));
+    if (NULL != blocked) {
+        t->blocked = blocked;
+    }
+    if (NULL == count || NULL == holder || NULL == blocked) {
+        return NULL;
+    }
+    for (uint32_t i = t->num_nodes; i < n; ++i) {
         const orte_inventory_t *inv = orte_dvm_node_inventory(dvm, i);
         t->count[i] = (NULL != inv) ? (uint32_t) opal_argv_count(inv->session_uris) : 0;
-        if (t->count[i] > 0 && NULL == (t->holder[i] = calloc(t->count[i], sizeof(char *)))) {
-            goto err;
+        t->holder[i] = (t->count[i] > 0) ? calloc(t->count[i], sizeof(char *)) : NULL;
+        if (NULL == t->holder[i]) {
+            t->count[i] = 0; /* no slots known: a job there is refused, not crashed */
         }
+        t->num_nodes = i + 1;
     }
-    dvm->root.slots = t;
     return t;
-err:
-    dvm->root.slots = t;
-    dvm_queue_release(dvm);
-    return NULL;
 }
 
 /* The first free slot of node, or UINT32_MAX. */
@@ -204,7 +214,8 @@ int orte_dvm_root_submit(orte_dvm_t *dvm, orte_job_launch_t *launch)
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     for (uint32_t p = 0; p < launch->num_participants; ++p) {
-        if (0 == t->count[participant_node(launch, p)]) {
+        uint32_t node = participant_node(launch, p);
+        if (node >= t->num_nodes || 0 == t->count[node]) {
             free(q);
             orte_job_launch_free(launch);
             return HERD_ERR_BAD_PARAM; /* a node without session endpoints: not a DVM node */

@@ -614,7 +614,8 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
         if (NULL != sink->config.output_dir && (len > 0 || (flags & IOF_DATA_EOF))) {
             int fd = file_for(sink, r, stream - 1);
             for (int i = 0; fd >= 0 && i < n; ++i) {
-                if (HERD_SUCCESS != opal_fd_write_all(fd, payload[i].iov_base, payload[i].iov_len)) {
+                if (HERD_SUCCESS !=
+                    opal_fd_write_all(fd, payload[i].iov_base, payload[i].iov_len)) {
                     /* a full disk, a quota, an I/O error: what fitted stays in the file */
                     int error = errno;
                     char path[PATH_MAX];

@@ -41,8 +41,7 @@ static int odls_base_register(void)
     }
     if (odls_base_vars.kill_grace_ms < 0) {
         /* neither "forever" nor "none" is what -1 obviously means: refuse it */
-        opal_show_help("help-odls-base.txt", "bad-kill-grace", false,
-                       odls_base_vars.kill_grace_ms);
+        opal_show_help("help-odls-base.txt", "bad-kill-grace", false, odls_base_vars.kill_grace_ms);
         return HERD_ERR_BAD_PARAM;
     }
     return HERD_SUCCESS;
