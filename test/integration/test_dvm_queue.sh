@@ -53,7 +53,7 @@ rm -f "$WORK"/job.*
 hold='while [ ! -e "$0" ]; do sleep 0.1; done; echo "held $HERD_RANK"'
 submit h1 -n 4 --map-by node sh -c "$hold" "$WORK/go"
 submit h2 -n 4 --map-by node sh -c "$hold" "$WORK/go"
-holders_up() { [ "$(ps -eo args | grep -c '^sh -c while \[ ! -e')" -ge 8 ]; }
+holders_up() { [ "$(pgrep -fc "^sh -c while .* $WORK/go\$")" -ge 8 ]; }
 wait_for 60 holders_up || fail "two jobs hold both slots of every node"
 
 # a third job waits, and says so, naming the node
