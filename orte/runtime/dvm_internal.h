@@ -272,6 +272,8 @@ void dvm_loss_daemon_release(orte_dvm_t *dvm);
 int dvm_queue_open(orte_dvm_t *dvm);
 /* Forget the slots and the queued jobs. */
 void dvm_queue_release(orte_dvm_t *dvm);
+/* Daemon vpid was lost: its slots go, the jobs queued for its node are refused. */
+void dvm_queue_node_down(orte_dvm_t *dvm, orte_vpid_t vpid);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the

@@ -174,9 +174,14 @@ static uint32_t run_queue(orte_dvm_t *dvm, dvm_slots_t *t, const char *watch)
         queued_job_t *q = *link;
         const char *jobid = q->launch->spec->jobid;
         uint32_t node = blocking_node(t, q->launch);
+        /* a node lost for good refuses the job; one re-attaching below a lost daemon holds it */
         bool down = false;
         for (uint32_t p = 0; p < q->launch->num_participants && !down; ++p) {
-            down = !orte_dvm_node_up(dvm, participant_node(q->launch, p));
+            uint32_t n = participant_node(q->launch, p);
+            down = dvm_loss_is_down(dvm, n + 1);
+            if (UINT32_MAX == node && !orte_dvm_node_up(dvm, n)) {
+                node = n;
+            }
         }
         if (UINT32_MAX != node && !down) {
             for (uint32_t p = 0; p < q->launch->num_participants; ++p) {
@@ -306,6 +311,19 @@ static void session_end_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t 
     }
     free(jobid);
     opal_buffer_destruct(&buffer);
+}
+
+void dvm_queue_node_down(orte_dvm_t *dvm, orte_vpid_t vpid)
+{
+    dvm_slots_t *t = dvm->root.slots;
+    if (NULL == t || vpid < 1 || vpid - 1 >= t->num_nodes) {
+        return;
+    }
+    for (uint32_t s = 0; s < t->count[vpid - 1]; ++s) {
+        free(t->holder[vpid - 1][s]);
+        t->holder[vpid - 1][s] = NULL;
+    }
+    run_queue(dvm, t, NULL); /* the jobs waiting for it are refused now, not at the next end */
 }
 
 int dvm_queue_open(orte_dvm_t *dvm)

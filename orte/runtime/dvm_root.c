@@ -91,6 +91,7 @@ static void root_below_lost(orte_dvm_t *dvm, orte_vpid_t vpid, int status, const
     }
     if (dvm->survive_loss && dvm->root.ready) {
         dvm_loss_root_node_down(dvm, vpid, reason);
+        dvm_queue_node_down(dvm, vpid);
         return;
     }
     char where[128];
@@ -112,6 +113,7 @@ static void root_below_exited(orte_dvm_t *dvm, orte_plm_daemon_t *d, const char 
         char reason[160];
         snprintf(reason, sizeof(reason), "its daemon %s", how);
         dvm_loss_root_node_down(dvm, d->vpid, reason);
+        dvm_queue_node_down(dvm, d->vpid);
     } else {
         dvm_fail(dvm, "daemon-died", dvm_tree_node_name(dvm, d->vpid), where, how);
     }

@@ -3,7 +3,8 @@
 # Many jobs at once on a persistent DVM (issue 28): the root gives each job a free session slot
 # on each of its nodes, whatever its job number; when a node has none the job waits, says so,
 # and starts once one is free (first come, first served); --no-queue refuses instead; a waiting
-# herdrun that is interrupted leaves nothing behind and does not hold up the jobs after it.
+# herdrun that is interrupted leaves nothing behind and does not hold up the jobs after it; a
+# job waiting for a node that is lost is refused.
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras_simulator_num_nodes"
 RUN=$HERD_BIN/herdrun/herdrun
@@ -58,7 +59,7 @@ wait_for 60 holders_up || fail "two jobs hold both slots of every node"
 
 # a third job waits, and says so, naming the node
 submit w -n 1 sh -c 'echo "the waiting job ran"'
-said_waiting() { grep -q 'waiting for a free session slot on node sim0001' "$WORK/job.w.err"; }
+said_waiting() { grep -qs 'waiting for a free session slot on node sim0001' "$WORK/job.w.err"; }
 if wait_for 60 said_waiting; then ok "a job without a free slot waits, naming the node"; else
     fail "a job without a free slot waits, naming the node ($(cat "$WORK/job.w.err"))"
 fi
@@ -75,7 +76,7 @@ expect_no_out "--no-queue: nothing ran" 'must not run'
 
 # a waiting herdrun interrupted: it ends at once, and the job after it is not held up
 submit int -n 1 sh -c 'echo "interrupted job ran"'
-said_int() { grep -q 'waiting for a free session slot' "$WORK/job.int.err"; }
+said_int() { grep -qs 'waiting for a free session slot' "$WORK/job.int.err"; }
 wait_for 60 said_int || fail "the second waiting job says it waits"
 int_pid=$(pgrep -f "herdrun --dvm-uri .*interrupted job ran" | head -n 1)
 [ -n "$int_pid" ] && kill -INT "$int_pid"
@@ -94,6 +95,26 @@ expect_eq "the waiting job ran once a slot was free" \
 # and the DVM still runs jobs, then shuts down leaving nothing
 herdrun --dvm-uri "$uri" -n 8 --map-by node --oversubscribe sh -c 'echo "after $HERD_RANK"'
 expect_eq "a job after all that runs on every node" "$rc $(grep -c '^after [0-7]$' "$OUT")" "0 8"
+# a node lost under a job waiting for it: the job is refused then, not left waiting
+hold2='while [ ! -e "$0" ]; do sleep 0.1; done'
+submit k1 --host sim0004 -n 1 sh -c "$hold2" "$WORK/go2"
+submit k2 --host sim0004 -n 1 sh -c "$hold2" "$WORK/go2"
+holding_4() { [ "$(pgrep -fc "^sh -c while .* $WORK/go2\$")" -ge 2 ]; }
+wait_for 60 holding_4 || fail "two jobs hold both slots of sim0004"
+submit k3 --host sim0004 -n 1 echo must-not-run
+said_k3() { grep -qs 'waiting for a free session slot on node sim0004' "$WORK/job.k3.err"; }
+wait_for 60 said_k3 || fail "a third job on sim0004 waits"
+for p in $(ps -o pid= --ppid "$dvm_pid"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=4" && kill -9 "$p"
+done
+wait_for 60 jobs_done k1 k2 k3 || fail "the jobs on the lost node end"
+expect_eq "the job waiting for the lost node: exit 1" "$(cat "$WORK/job.k3.rc")" 1
+OUT=$WORK/job.k3.out ERR=$WORK/job.k3.err
+expect_err "the job waiting for the lost node: told why and what to do" \
+    "waited for a free session slot, but one of its nodes was lost in the meantime. Submit"
+expect_no_out "the job waiting for the lost node never ran" "must-not-run"
+touch "$WORK/go2"
+
 herd_dvm --shutdown --dvm-uri "$uri"
 expect_rc "the DVM shuts down" 0
 wait_gone "$dvm_pid" 30 || fail "the DVM's root is gone"
