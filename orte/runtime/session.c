@@ -63,12 +63,12 @@ static void signal_cb(int signo, void *arg)
 {
     orte_session_t *s = arg;
     (void) signo;
-    /* our daemon is gone or stopping (SIGTERM): the processes go with us. Gone (killed, its
-     * node failing): nobody else can say so, and we leave in order, so herdrun would take our
-     * goodbye for an ordinary end */
-    if (s->node_daemon > 0 && getppid() != s->node_daemon && NULL != s->spec) {
-        opal_show_help(ORTE_SESSION_HELP, "node-daemon-died", false, s->spec->jobid,
-                       NULL != s->node_name ? s->node_name : "?");
+    /* our daemon is gone or stopping (SIGTERM): the processes go with us. A node daemon that
+     * died (killed, or its node failing) says nothing to herdrun, and our goodbye would be taken
+     * for a stop it explains: we say it (reparented, the kernel's death signal came). */
+    if (0 != s->node_daemon && getppid() != s->node_daemon && NULL != s->overlay &&
+        !s->local.done_sent) {
+        (void) s->ovl->send(s->overlay, 0, ORTE_SESSION_TAG_NODE_LOST, NULL, 0);
     }
     s->status = HERD_ERR_UNREACH;
     stop_loop(s);
@@ -248,9 +248,11 @@ static int start_overlay(orte_session_t *s, int listen_fd)
 /* start-up */
 
 /* Nothing owned yet, every descriptor closed. */
-static void session_init(orte_session_t *s, int iof_sock, int stdin_fd, int parent_sock)
+static void session_init(orte_session_t *s, int iof_sock, int stdin_fd, int parent_sock,
+                         pid_t node_daemon)
 {
     memset(s, 0, sizeof(*s));
+    s->node_daemon = node_daemon;
     s->io.iof_sock = iof_sock;
     s->io.stdin_fd = stdin_fd;
     s->parent_sock = parent_sock;
@@ -448,8 +450,7 @@ static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int 
                        int parent_sock, pid_t node_daemon)
 {
     orte_session_t storage, *s = &storage;
-    session_init(s, iof_sock, stdin_fd, parent_sock);
-    s->node_daemon = node_daemon;
+    session_init(s, iof_sock, stdin_fd, parent_sock, node_daemon);
     int rc = take_handoff(s, segment);
     if (HERD_SUCCESS != rc) {
         opal_show_help(ORTE_SESSION_HELP, "cannot-read-job", false, opal_strerror(rc));
