@@ -399,9 +399,21 @@ int opal_cmd_line_parse(opal_cmd_line_t *cmd, int argc, char *const argv[],
             goto err_result;
         }
     }
-    /* The rest (after "--", or from the program on) is passed through untouched. */
-    for (; i < argc && NULL != argv[i]; i++) {
-        if (HERD_SUCCESS != opal_argv_append(&result.tail, argv[i])) {
+    /* The rest (after "--", or from the program on) is passed through untouched; copied in
+     * one go: appending word by word counts the list each time (seconds for 70,000 words) */
+    int rest = 0;
+    while (i + rest < argc && NULL != argv[i + rest]) {
+        rest++;
+    }
+    if (rest > 0) {
+        result.tail = calloc((size_t) rest + 1, sizeof(char *));
+        for (int w = 0; NULL != result.tail && w < rest; ++w) {
+            if (NULL == (result.tail[w] = strdup(argv[i + w]))) {
+                opal_argv_free(result.tail);
+                result.tail = NULL;
+            }
+        }
+        if (NULL == result.tail) {
             rc = report_no_memory(cmd);
             goto err_result;
         }

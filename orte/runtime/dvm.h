@@ -26,6 +26,8 @@ enum {
     ORTE_DVM_TAG_JOB_ERROR = 6, /* daemon -> root: {jobid, message}: a job could not start here */
     ORTE_DVM_TAG_REATTACHED = 7, /* daemon -> root: {}: its parent was lost, it re-attached */
     ORTE_DVM_TAG_RESYNC = 8,     /* root -> daemon: {u32 next command, u8 welcome}: after that */
+    /* daemon -> root: {jobid}: the job's session slot on the daemon's node is free */
+    ORTE_DVM_TAG_SESSION_END = 12,
 };
 
 /* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
@@ -37,6 +39,9 @@ enum {
  * sentence for the user). */
 typedef void (*orte_dvm_job_error_cb_t)(const char *jobid, const char *node, const char *message,
                                         void *arg);
+/* Root side: a job submitted with orte_dvm_root_submit() waits for a free session slot on node
+ * waiting_on, or (waiting_on NULL) got its slots and was broadcast. */
+typedef void (*orte_dvm_job_queue_cb_t)(const char *jobid, const char *waiting_on, void *arg);
 /* Root side: SIGINT, SIGTERM or SIGHUP arrived (handled in the loop). */
 typedef void (*orte_dvm_signal_cb_t)(int signo, void *arg);
 
@@ -49,6 +54,7 @@ typedef struct orte_dvm_options {
 } orte_dvm_options_t;
 
 typedef struct orte_dvm orte_dvm_t;
+struct orte_job_launch; /* orte/runtime/job.h */
 
 /* Root side: read the allocation, start a daemon on every node, wait until all reported their
  * inventory. Prints what went wrong (which node, its place in the tree, the launch command's
@@ -82,6 +88,15 @@ OPAL_EXPORT uint32_t orte_dvm_next_job_seq(orte_dvm_t *dvm);
 OPAL_EXPORT int orte_dvm_root_command(orte_dvm_t *dvm, uint32_t command, const void *data,
                                       size_t len);
 OPAL_EXPORT void orte_dvm_root_set_job_error_cb(orte_dvm_t *dvm, orte_dvm_job_error_cb_t cb,
+                                                void *arg);
+/* Root side (dvm_queue.c): start a tool's job (launch, owned from now on) in a free session slot
+ * of each node it has processes on, chosen here and written into the launch message; or queue
+ * it until there are (first come, first served on each node); with ORTE_JOB_FLAG_NO_QUEUE,
+ * refuse it through the job error callback instead. The queue callback says which. */
+OPAL_EXPORT int orte_dvm_root_submit(orte_dvm_t *dvm, struct orte_job_launch *launch);
+/* Root side: forget a queued job (its tool went away); nothing for a job that started. */
+OPAL_EXPORT void orte_dvm_root_withdraw(orte_dvm_t *dvm, const char *jobid);
+OPAL_EXPORT void orte_dvm_root_set_job_queue_cb(orte_dvm_t *dvm, orte_dvm_job_queue_cb_t cb,
                                                 void *arg);
 /* With a callback set, signals no longer stop the DVM: the callback decides. */
 OPAL_EXPORT void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg);

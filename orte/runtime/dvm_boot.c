@@ -282,8 +282,15 @@ int dvm_boot_read(orte_dvm_t *dvm, bool bootstrap_stdin, dvm_boot_t *boot)
         HERD_SUCCESS != boot_uint(ORTE_BOOT_LISTEN_FD, &boot->listen_fd)) {
         return HERD_ERR_BAD_PARAM;
     }
-    /* the secret has done its job in the environment; children must not inherit it */
+    /* the secret has done its job in the environment: children must not inherit it, and
+     * other users must not read it in /proc/PID/environ (the environment block as exec made
+     * it, which unsetenv leaves as it was): wipe the bytes there too */
+    char *secret = getenv(ORTE_BOOT_SECRET);
     unsetenv(ORTE_BOOT_SECRET);
+    if (NULL != secret) {
+        char *entry = secret - strlen(ORTE_BOOT_SECRET "=");
+        memset(entry, 0, strlen(entry));
+    }
     /* "0": no fabric inventory; "1" (an older root): every component; else which ones */
     boot->fabric_components = (NULL == fabric || 0 == strcmp(fabric, "0")) ? NULL
                               : (0 == strcmp(fabric, "1"))                 ? "all"

@@ -8,6 +8,7 @@
  *   dvm_root.c    the root: start-up, inventories, report, contact file, serve, shutdown
  *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
  *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off
+ *   dvm_queue.c   the root's session slots and the jobs waiting for them
  *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
@@ -81,6 +82,9 @@ typedef struct dvm_tree {
     bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
 } dvm_tree_t;
 
+/* The root's session slots and the jobs waiting for them (dvm_queue.c). */
+typedef struct dvm_slots dvm_slots_t;
+
 /* The root's own state. */
 typedef struct dvm_root {
     orte_dvm_options_t options;   /* its herdd is tree.herdd */
@@ -99,6 +103,7 @@ typedef struct dvm_root {
     /* node loss (dvm_loss.c): children of a lost daemon that have not re-attached yet */
     bool *awaiting;                /* by vpid */
     opal_event_t *reattach_timer; /* armed while some are awaited */
+    dvm_slots_t *slots;           /* made at the first submission */
 } dvm_root_t;
 
 /* A session daemon a node daemon started for a job. */
@@ -261,6 +266,14 @@ bool dvm_loss_daemon_reattach(orte_dvm_t *dvm, int status, const char *reason);
 /* Daemon: ORTE_DVM_CMD_NODE_DOWN from the root. */
 void dvm_loss_daemon_node_down(orte_dvm_t *dvm, const uint8_t *payload, size_t len);
 void dvm_loss_daemon_release(orte_dvm_t *dvm);
+
+/* dvm_queue.c: the root's session slots */
+/* The handler of ORTE_DVM_TAG_SESSION_END. */
+int dvm_queue_open(orte_dvm_t *dvm);
+/* Forget the slots and the queued jobs. */
+void dvm_queue_release(orte_dvm_t *dvm);
+/* Daemon vpid was lost: its slots go, the jobs queued for its node are refused. */
+void dvm_queue_node_down(orte_dvm_t *dvm, orte_vpid_t vpid);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the

@@ -94,6 +94,18 @@ static void job_error(orte_dvm_t *dvm, const char *jobid, const char *topic, ...
     free(message);
 }
 
+/* Tell the root that job jobid no longer holds a session slot here (its session daemon ended,
+ * or never started): the root gives the slot to the next job. */
+static void session_end(orte_dvm_t *dvm, const char *jobid)
+{
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_string(&buffer, jobid)) {
+        dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_SESSION_END, buffer.base, buffer.used);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* starting a job's session daemon */
 
@@ -144,15 +156,19 @@ static uint32_t my_candidate(const orte_dvm_t *dvm, const orte_job_launch_t *lau
 
 /* A new entry in dvm->daemon.sessions (counted once its process runs) with the job's slot and
  * segment names, or NULL (reported to the root) when the slot is busy or names fail. */
-static dvm_session_t *reserve_session(orte_dvm_t *dvm, const char *jobid, uint32_t seq)
+static dvm_session_t *reserve_session(orte_dvm_t *dvm, const char *jobid, uint32_t slot)
 {
     dvm_daemon_t *daemon = &dvm->daemon;
     const char *node = daemon->mine->node_name;
     dvm_jobs_reap(dvm, false);
-    uint32_t slot = seq % daemon->num_session_slots;
+    if (slot >= daemon->num_session_slots) {
+        job_error(dvm, jobid, "session-slot-invalid", jobid, node, slot, daemon->num_session_slots);
+        return NULL;
+    }
+    /* the root gives a slot only once the job before it said it is free: a stale one is a bug */
     for (size_t i = 0; i < daemon->num_sessions; ++i) {
         if (daemon->sessions[i].slot == slot) {
-            job_error(dvm, jobid, "session-slot-busy", jobid, node, daemon->num_session_slots, slot,
+            job_error(dvm, jobid, "session-slot-busy", jobid, node, slot,
                       daemon->sessions[i].jobid);
             return NULL;
         }
@@ -237,10 +253,13 @@ void dvm_jobs_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len)
     }
     uint32_t candidate = my_candidate(dvm, launch);
     dvm_session_t *s = NULL;
-    if (UINT32_MAX != candidate) { /* else no processes here */
-        s = reserve_session(dvm, launch->spec->jobid, launch->spec->seq);
+    if (UINT32_MAX == candidate) { /* no processes here */
+        orte_job_launch_free(launch);
+        return;
     }
+    s = reserve_session(dvm, launch->spec->jobid, launch->session_slot[candidate]);
     if (NULL == s) {
+        session_end(dvm, launch->spec->jobid);
         orte_job_launch_free(launch);
         return;
     }
@@ -249,10 +268,12 @@ void dvm_jobs_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len)
     if (HERD_SUCCESS != rc) {
         job_error(dvm, s->jobid, "session-spawn-failed", s->jobid, dvm->daemon.mine->node_name,
                   s->launch_shm, HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
+        session_end(dvm, s->jobid);
         free(s->jobid);
         return;
     }
     if (HERD_SUCCESS != spawn_session(dvm, s)) {
+        session_end(dvm, s->jobid);
         free(s->jobid);
         return;
     }
@@ -291,6 +312,9 @@ void dvm_jobs_reap(orte_dvm_t *dvm, bool block)
         if (daemon->sessions[i].pid > 0) {
             daemon->sessions[kept++] = daemon->sessions[i];
         } else {
+            if (!dvm->stopping) {
+                session_end(dvm, daemon->sessions[i].jobid);
+            }
             free(daemon->sessions[i].jobid);
         }
     }

@@ -91,6 +91,7 @@ static void root_below_lost(orte_dvm_t *dvm, orte_vpid_t vpid, int status, const
     }
     if (dvm->survive_loss && dvm->root.ready) {
         dvm_loss_root_node_down(dvm, vpid, reason);
+        dvm_queue_node_down(dvm, vpid);
         return;
     }
     char where[128];
@@ -112,6 +113,7 @@ static void root_below_exited(orte_dvm_t *dvm, orte_plm_daemon_t *d, const char 
         char reason[160];
         snprintf(reason, sizeof(reason), "its daemon %s", how);
         dvm_loss_root_node_down(dvm, d->vpid, reason);
+        dvm_queue_node_down(dvm, d->vpid);
     } else {
         dvm_fail(dvm, "daemon-died", dvm_tree_node_name(dvm, d->vpid), where, how);
     }
@@ -368,6 +370,7 @@ static int root_open(orte_dvm_t *dvm)
         HERD_SUCCESS != (rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_JOB_ERROR,
                                                       root_job_error, dvm)) ||
         HERD_SUCCESS != (rc = dvm_loss_root_open(dvm)) ||
+        HERD_SUCCESS != (rc = dvm_queue_open(dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         return rc;
     }
@@ -549,6 +552,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
         dvm->status = status;
     }
     dvm_loss_root_release(dvm);
+    dvm_queue_release(dvm);
     dvm_release_runtime(dvm);
     for (uint32_t v = 0; NULL != dvm->root.inventory && v < dvm->size; ++v) {
         orte_inventory_free(dvm->root.inventory[v]);

@@ -28,6 +28,8 @@ enum {
                            u32 n, n inventories} */
     TOOL_LAUNCH = 3,    /* tool -> root: {bytes launch message} */
     TOOL_JOB_ERROR = 4, /* root -> tool: {jobid, node, message} */
+    /* root -> tool: {jobid, node}: the job waits for a session slot there ("": it started) */
+    TOOL_JOB_QUEUE = 20,
 };
 
 static const char *help_file = "help-dvm.txt";
@@ -127,6 +129,9 @@ static void conn_close(tool_conn_t *conn)
             break;
         }
     }
+    if (NULL != conn->jobid && NULL != server.dvm) {
+        orte_dvm_root_withdraw(server.dvm, conn->jobid); /* if it still waits for a slot */
+    }
     opal_event_free(conn->event);
     close(conn->fd);
     free(conn->in.data);
@@ -197,14 +202,16 @@ static int handle_frame(tool_conn_t *conn, opal_buffer_t *frame)
                 (launch->spec->seq != conn->seq || 0 != strcmp(launch->spec->jobid, jobid))) {
                 rc = HERD_ERR_BAD_PARAM;
             }
-            orte_job_launch_free(launch);
             opal_buffer_destruct(&check);
-            if (HERD_SUCCESS == rc) {
-                conn->jobid = strdup(jobid);
-                rc = (NULL == conn->jobid)
-                         ? HERD_ERR_OUT_OF_RESOURCE
-                         : orte_dvm_root_command(server.dvm, ORTE_DVM_CMD_LAUNCH, message, len);
+            if (HERD_SUCCESS == rc && NULL == (conn->jobid = strdup(jobid))) {
+                rc = HERD_ERR_OUT_OF_RESOURCE;
             }
+            if (HERD_SUCCESS == rc) {
+                /* the root gives it session slots (or queues it) and broadcasts it */
+                rc = orte_dvm_root_submit(server.dvm, launch);
+                launch = NULL;
+            }
+            orte_job_launch_free(launch);
         }
         free(message);
         return rc;
@@ -289,6 +296,24 @@ static void server_job_error(const char *jobid, const char *node, const char *me
     fprintf(stderr, "%s", message); /* no tool runs that job: a whole help-dvm.txt message */
 }
 
+static void server_job_queue(const char *jobid, const char *waiting_on, void *arg)
+{
+    for (tool_conn_t *conn = server.conns; NULL != conn; conn = conn->next) {
+        if (NULL != conn->jobid && 0 == strcmp(conn->jobid, jobid)) {
+            opal_buffer_t buffer;
+            opal_buffer_init(&buffer);
+            if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, TOOL_JOB_QUEUE) &&
+                HERD_SUCCESS == opal_buffer_pack_string(&buffer, jobid) &&
+                HERD_SUCCESS ==
+                    opal_buffer_pack_string(&buffer, NULL != waiting_on ? waiting_on : "")) {
+                send_frame(conn->fd, &buffer);
+            }
+            opal_buffer_destruct(&buffer);
+            return;
+        }
+    }
+}
+
 int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
 {
     char dir[PATH_MAX];
@@ -331,6 +356,7 @@ int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
     }
     opal_event_add(server.listen_event, NULL);
     orte_dvm_root_set_job_error_cb(dvm, server_job_error, NULL);
+    orte_dvm_root_set_job_queue_cb(dvm, server_job_queue, NULL);
     *path_out = strdup(server.path);
     return NULL != *path_out ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
 }
@@ -355,6 +381,7 @@ void orte_dvm_tool_server_stop(void)
     }
     if (NULL != server.dvm) {
         orte_dvm_root_set_job_error_cb(server.dvm, NULL, NULL);
+        orte_dvm_root_set_job_queue_cb(server.dvm, NULL, NULL);
         server.dvm = NULL;
     }
 }
@@ -375,12 +402,17 @@ struct orte_dvm_client {
     bool *up; /* by node index */
     orte_dvm_job_error_cb_t cb;
     void *cb_arg;
+    orte_dvm_job_queue_cb_t queue_cb;
+    void *queue_arg;
     bool lost;
     char *tool_path;
 };
 
 static int read_contact(const char *uri_file, char **tool_path)
 {
+    if (HERD_SUCCESS != orte_dvm_contact_check_owner(uri_file, "herdrun")) {
+        return HERD_ERR_SILENT;
+    }
     FILE *f = fopen(uri_file, "r");
     char line[PATH_MAX + 16];
     if (NULL == f) {
@@ -491,6 +523,12 @@ static void client_cb(int fd, short what, void *arg)
             HERD_SUCCESS == opal_buffer_unpack_string(&frame, &message) && NULL != jobid &&
             NULL != node && NULL != message && NULL != client->cb) {
             client->cb(jobid, node, message, client->cb_arg);
+        } else if (HERD_SUCCESS == frc && TOOL_JOB_QUEUE == type &&
+                   HERD_SUCCESS == opal_buffer_unpack_string(&frame, &jobid) &&
+                   HERD_SUCCESS == opal_buffer_unpack_string(&frame, &node) && NULL != jobid &&
+                   NULL != client->queue_cb) {
+            client->queue_cb(jobid, (NULL == node || '\0' == node[0]) ? NULL : node,
+                             client->queue_arg);
         }
         free(jobid);
         free(node);
@@ -638,6 +676,12 @@ int orte_dvm_client_launch(orte_dvm_client_t *client, const void *message, size_
     }
     opal_buffer_destruct(&buffer);
     return rc;
+}
+
+void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client, orte_dvm_job_queue_cb_t cb, void *arg)
+{
+    client->queue_cb = cb;
+    client->queue_arg = arg;
 }
 
 const char *orte_dvm_client_tool_path(const orte_dvm_client_t *client)

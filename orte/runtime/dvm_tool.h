@@ -39,6 +39,9 @@ OPAL_EXPORT bool orte_dvm_client_node_up(const orte_dvm_client_t *client, uint32
 OPAL_EXPORT const char *orte_dvm_client_id(const orte_dvm_client_t *client);
 /* The DVM's tool socket, as the contact file names it. */
 OPAL_EXPORT const char *orte_dvm_client_tool_path(const orte_dvm_client_t *client);
+/* dvm_owner.c: whether the contact file is the caller's own: if another user's, says that
+ * only its owner may use that DVM (tool: "herdrun", "herd-dvm") and returns HERD_ERR_SILENT. */
+OPAL_EXPORT int orte_dvm_contact_check_owner(const char *uri_file, const char *tool);
 /* Read only the tool socket's path from a contact file (problems reported: HERD_ERR_SILENT);
  * the caller frees it. */
 OPAL_EXPORT int orte_dvm_contact_tool_path(const char *uri_file, char **tool_path);
@@ -52,5 +55,9 @@ OPAL_EXPORT uint32_t orte_dvm_client_seq(const orte_dvm_client_t *client);
  * through cb, from the loop. */
 OPAL_EXPORT int orte_dvm_client_launch(orte_dvm_client_t *client, const void *message, size_t len,
                                        orte_dvm_job_error_cb_t cb, void *arg);
+/* Hear whether the launched job waits for a free session slot (waiting_on: the node) or got
+ * its slots and started (waiting_on NULL); from the loop. */
+OPAL_EXPORT void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client, orte_dvm_job_queue_cb_t cb,
+                                              void *arg);
 
 #endif /* ORTE_RUNTIME_DVM_TOOL_H */

@@ -51,6 +51,13 @@ static uint32_t session_slots(const orte_inventory_t *inv)
     return 0 == n ? 1u : (uint32_t) n;
 }
 
+/* The job's slot on node n; the root only hands out slots the node has (modulo: never out of
+ * the range, whatever a launch message says). */
+static uint32_t job_slot(const orte_endpoints_job_t *job, uint32_t n, uint32_t slots)
+{
+    return NULL == job->session_slot ? 0u : job->session_slot[n] % slots;
+}
+
 /* A numeric attribute in 0..max; false when missing or malformed. */
 static bool record_number(const opal_fabric_record_t *record, const char *key, uint32_t max,
                           uint32_t *value)
@@ -313,7 +320,7 @@ static void plan_node(const orte_endpoints_job_t *job, orte_endpoints_fabric_t *
         return;
     }
     uint32_t slots = session_slots(inv), first = 0, count = 0;
-    orte_endpoints_window(base, range, slots, job->seq % slots, parts, part, &first, &count);
+    orte_endpoints_window(base, range, slots, job_slot(job, n, slots), parts, part, &first, &count);
     if (job->per_node[n] > count) {
         if (FAMILY_OFI == family) {
             set_reason(f,
@@ -478,8 +485,8 @@ void orte_endpoints_print(FILE *out, const orte_endpoints_plan_t *plan,
             const orte_inventory_t *inv = job->inventories[n];
             uint32_t slots = session_slots(inv);
             fprintf(out, "%s %u-%u (session slot %u of %u)", printed > 0 ? "," : "",
-                    node->first_port, node->first_port + node->num_ports - 1, job->seq % slots,
-                    slots);
+                    node->first_port, node->first_port + node->num_ports - 1,
+                    job_slot(job, n, slots), slots);
             ++printed;
         }
         fputc('\n', out);

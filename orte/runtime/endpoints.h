@@ -47,7 +47,8 @@ typedef struct orte_endpoints_job {
     orte_inventory_t *const *inventories; /* per node of the job, in candidate order */
     const uint32_t *per_node;             /* the job's processes per node (node ranks 0..n-1) */
     uint32_t num_nodes;
-    uint32_t seq; /* the job's number: its session slot on a node is seq % the node's slots */
+    /* per node: the job's session slot there, as the launch message carries it (NULL: 0) */
+    const uint32_t *session_slot;
 } orte_endpoints_job_t;
 
 /* The ports of one job on one node: a range of `range` ports from `base` is split into `slots`

@@ -269,6 +269,7 @@ void orte_job_launch_free(orte_job_launch_t *launch)
     free(launch->slots);
     free(launch->max_slots);
     free(launch->participants);
+    free(launch->session_slot);
     opal_argv_free(launch->xml_pairs);
     free(launch);
 }
@@ -287,6 +288,8 @@ int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch)
                                                             launch->num_candidates)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->participants,
                                                             launch->num_participants)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->session_slot,
+                                                            launch->num_candidates)) ||
         HERD_SUCCESS != (rc = pack_argv(buffer, launch->xml_pairs))) {
         return rc;
     }
@@ -296,7 +299,7 @@ int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch)
 int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
                            orte_job_launch_t **launch_out)
 {
-    size_t n_index = 0, n_slots = 0, n_max = 0, n_part = 0;
+    size_t n_index = 0, n_slots = 0, n_max = 0, n_part = 0, n_session = 0;
     orte_job_launch_t *launch = calloc(1, sizeof(*launch));
     int rc;
     if (NULL == launch) {
@@ -312,12 +315,14 @@ int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
             (rc = opal_buffer_unpack_uint32_array(buffer, &launch->max_slots, &n_max)) ||
         HERD_SUCCESS !=
             (rc = opal_buffer_unpack_uint32_array(buffer, &launch->participants, &n_part)) ||
+        HERD_SUCCESS !=
+            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->session_slot, &n_session)) ||
         HERD_SUCCESS != (rc = unpack_argv(buffer, 2 * ORTE_JOB_MAX_APPS, &launch->xml_pairs))) {
         goto err;
     }
     rc = HERD_ERR_UNPACK_FAILURE;
-    if (0 == n_index || n_index != n_slots || n_index != n_max || 0 == n_part || n_part > n_index ||
-        n_index > num_dvm_nodes || 0 == launch->radix ||
+    if (0 == n_index || n_index != n_slots || n_index != n_max || n_index != n_session ||
+        0 == n_part || n_part > n_index || n_index > num_dvm_nodes || 0 == launch->radix ||
         0 != opal_argv_count(launch->xml_pairs) % 2) {
         goto err;
     }

@@ -16,11 +16,13 @@
 /* Version of the launch message (raise it with every change to the encoding below, and with
  * every change of the messages the job's session daemons and herdrun exchange: proc_record.h,
  * session.h; the launch message is where mixed versions are refused). */
-#define ORTE_JOB_WIRE_VERSION 4u
+#define ORTE_JOB_WIRE_VERSION 5u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u
-#define ORTE_JOB_MAX_ARGS  65536u
+/* arguments (and -x, --mca entries) of one app: more than any execve() takes with an 8 MiB
+ * stack (ARG_MAX 2 MiB, each argument at least 2 bytes and a pointer); herdrun refuses more */
+#define ORTE_JOB_MAX_ARGS  (1u << 20)
 #define ORTE_JOB_MAX_HOSTS (1u << 20)
 
 /* Job-wide flags (herdrun options). */
@@ -33,6 +35,7 @@
 #define ORTE_JOB_FLAG_MERGE_STDERR    0x40u /* --merge-stderr-to-stdout */
 #define ORTE_JOB_FLAG_TAG_OUTPUT      0x80u /* --tag-output */
 #define ORTE_JOB_FLAG_TIMESTAMP_OUTPUT 0x100u /* --timestamp-output */
+#define ORTE_JOB_FLAG_NO_QUEUE         0x200u /* --no-queue: refuse rather than wait for a slot */
 
 /* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
 typedef struct orte_job_app {
@@ -81,6 +84,7 @@ OPAL_EXPORT int orte_job_spec_unpack(opal_buffer_t *buffer, orte_job_spec_t **sp
  * order (what every mapper maps over); participants are the candidates that get processes
  * (they run a session daemon; participant i is vpid i + 1 of the job's overlay, vpid 0 being
  * herdrun). */
+#define ORTE_JOB_SLOT_UNSET UINT32_MAX
 typedef struct orte_job_launch {
     orte_job_spec_t *spec;
     uint32_t radix;         /* of the job overlay's tree */
@@ -91,6 +95,10 @@ typedef struct orte_job_launch {
     uint32_t *max_slots;
     uint32_t num_participants;
     uint32_t *participants; /* indexes into the candidates, ascending */
+    /* per candidate: the node's session slot the job runs in (its session daemon's static
+     * endpoint, its share of the port ranges), chosen by the DVM's root among the free ones;
+     * ORTE_JOB_SLOT_UNSET until then (a tool's launch), 0 where the node runs no process */
+    uint32_t *session_slot;
     /* "signature", "hwloc XML", ... for real topologies the session daemons may not have
      * (only when the job's nodes do not all share one); NULL when none */
     char **xml_pairs;

@@ -5,6 +5,7 @@
 #include "herd_config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "opal/util/show_help.h"
 #include "orte/runtime/launch_internal.h"
@@ -27,9 +28,31 @@ static bool client_node_up(const launch_job_t *job, uint32_t node_index)
     return orte_dvm_client_node_up(job->mode.client.client, node_index);
 }
 
-/* The DVM's root broadcasts the launch; job errors (and the DVM's loss) come back. */
+/* The root says whether the job waits for session slots (said to the user once per node) or
+ * got them: from then on its session daemons have herdrun_start_timeout to check in. */
+static void client_queue_cb(const char *jobid, const char *waiting_on, void *arg)
+{
+    launch_job_t *job = arg;
+    if (0 != strcmp(jobid, job->spec->jobid) || !job->state.queued) {
+        return;
+    }
+    if (NULL != waiting_on) {
+        opal_show_help("help-dvm.txt", "waiting-for-slot", false, jobid, waiting_on);
+        return;
+    }
+    job->state.queued = false;
+    struct timeval tv = {.tv_sec = launch_params_start_timeout()};
+    opal_event_add(job->state.start_timer, &tv);
+}
+
+/* The DVM's root gives the job its session slots (or queues it) and broadcasts the launch; job
+ * errors (and the DVM's loss) come back. */
 static int client_start(launch_job_t *job, const opal_buffer_t *message)
 {
+    /* the start timeout counts from when the job has its slots, not while it waits */
+    opal_event_del(job->state.start_timer);
+    job->state.queued = true;
+    orte_dvm_client_set_queue_cb(job->mode.client.client, client_queue_cb, job);
     int rc = orte_dvm_client_launch(job->mode.client.client, message->base, message->used,
                                     launch_job_error_cb, job);
     if (HERD_SUCCESS != rc) {
@@ -60,6 +83,7 @@ const launch_backend_t launch_backend_client = {
     .release = client_release,
     /* the DVM checks its own */
     .checks_session_frameworks = false,
+    .dvm_chooses_slots = true,
 };
 
 /* Connect to the DVM whose contact file is uri_file, on a loop of our own. */

@@ -117,6 +117,10 @@ static void send_all(launch_job_t *job, uint16_t tag, int32_t value)
 /* Kill the whole job (after grace_ms), and stop waiting for daemons that cannot answer. */
 void launch_job_abort(launch_job_t *job, int grace_ms)
 {
+    if (job->state.queued) {
+        launch_job_finish(job); /* nothing started: the DVM forgets it when we go */
+        return;
+    }
     job->state.aborting = true;
     send_all(job, ORTE_SESSION_TAG_ABORT, grace_ms);
     launch_job_arm_deadline(job, grace_ms);
@@ -180,6 +184,10 @@ void launch_job_signal_cb(int signo, void *arg)
     }
     if (job->state.signals > 1) {
         opal_show_help(LAUNCH_HELP_FILE, "signal-again", false, strsignal(signo), job->spec->jobid);
+        launch_job_abort(job, 0);
+        return;
+    }
+    if (job->state.queued) {
         launch_job_abort(job, 0);
         return;
     }

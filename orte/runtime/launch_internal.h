@@ -63,6 +63,9 @@ typedef struct launch_backend {
     /* The session daemon is herdrun's child and its processes run here (local): their pipes
      * come to herdrun, a redirected stdin goes to them directly, the overlay needs no port. */
     bool forks_session;
+    /* The DVM's root chooses the job's session slots when it starts the job (client): they
+     * are not known while the job is planned, and the job may wait for them. */
+    bool dvm_chooses_slots;
 } launch_backend_t;
 
 extern const launch_backend_t launch_backend_dvm;
@@ -142,6 +145,7 @@ typedef struct launch_state {
     bool start_failed;
     bool aborting;
     bool finished;
+    bool queued; /* submitted to a persistent DVM, no session slots yet: nothing runs */
     int signals; /* how many herdrun forwarded (or caused: --timeout, a closed output) */
     int exit_status;
     int grace_ms;                 /* SIGTERM-to-SIGKILL grace of the job's processes */

@@ -141,6 +141,19 @@ static void output_failed_cb(void *arg, int stream, int error)
     launch_job_abort(job, job->state.grace_ms);
 }
 
+/* A file of --output-filename could not be made or written (a full disk, a quota): said once,
+ * the job goes on (what it writes there is lost from then on), herdrun exits 1 if the job
+ * itself succeeded, as for its own outputs. */
+static void file_failed_cb(void *arg, const char *path, uint32_t rank, int stream, int error)
+{
+    launch_job_t *job = arg;
+    job->io.output_lost = true;
+    opal_show_help(LAUNCH_HELP_FILE, "output-file-failed", false, path, rank,
+                   1 == stream ? "stdout" : "stderr", strerror(error),
+                   job->options->output_nocopy ? "" : " (it still reaches herdrun's own output)",
+                   job->spec->jobid);
+}
+
 /* A tool attaches: it gets the output from now on, if it is one of ours. */
 static void attach_cb(int fd, short what, void *arg)
 {
@@ -206,6 +219,7 @@ static int open_sink(launch_job_t *job)
         .stderr_fd = STDERR_FILENO,
         .transport = {.send = iof_send, .ctx = job},
         .output_failed = output_failed_cb,
+        .file_failed = file_failed_cb,
         .cbdata = job,
     };
     /* a terminal in the background would stop us (SIGTTIN) at the first read */

@@ -43,9 +43,12 @@ static int choose_candidates(launch_job_t *job)
     launch->node_index = calloc(n, sizeof(uint32_t));
     launch->slots = calloc(n, sizeof(uint32_t));
     launch->max_slots = calloc(n, sizeof(uint32_t));
+    /* slot 0 on every node: the only job of herdrun's own DVM (a persistent DVM's root
+     * chooses) */
+    launch->session_slot = calloc(n, sizeof(uint32_t));
     job->plan.candidate_names = calloc(n, sizeof(char *));
     if (NULL == launch->node_index || NULL == launch->slots || NULL == launch->max_slots ||
-        NULL == job->plan.candidate_names) {
+        NULL == launch->session_slot || NULL == job->plan.candidate_names) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     for (char *const *h = job->spec->hosts; NULL != h && NULL != *h; ++h) {
@@ -167,14 +170,18 @@ static void annotate_endpoints(const orte_rmaps_proc_t *proc, char *text, size_t
 static int display_map(launch_job_t *job, const orte_rmaps_job_t *mjob, const orte_rmaps_map_t *map,
                        const uint32_t *per_node)
 {
-    if (NULL == job->options || job->options->verbose <= 0) {
+    if (NULL == job->options || job->options->verbose <= 0 || job->backend->dvm_chooses_slots) {
         orte_rmaps_display_map(stdout, mjob, map);
+        if (NULL != job->options && job->options->verbose > 0) {
+            /* the ports depend on the session slots, which the DVM gives at the job's start */
+            printf("endpoints: decided by the DVM when it gives the job its session slots\n");
+        }
         return HERD_SUCCESS;
     }
     orte_endpoints_job_t ejob = {.inventories = job->plan.inventories,
                                  .per_node = per_node,
                                  .num_nodes = mjob->num_nodes,
-                                 .seq = job->spec->seq};
+                                 .session_slot = job->plan.launch.session_slot};
     orte_endpoints_plan_t plan;
     int rc = orte_endpoints_plan_build(&ejob, &plan);
     if (HERD_SUCCESS == rc) {
@@ -313,5 +320,6 @@ void launch_plan_release(launch_job_t *job)
     free(launch->slots);
     free(launch->max_slots);
     free(launch->participants);
+    free(launch->session_slot);
     opal_argv_free(launch->xml_pairs);
 }

@@ -193,12 +193,14 @@ static int connect_parent(orte_session_t *s)
     }
     const char *parent_uri = s->spec->sink_uri;
     if (parent > 0) {
-        const orte_inventory_t *inv = s->inventories[s->launch->participants[parent - 1]];
+        uint32_t candidate = s->launch->participants[parent - 1];
+        const orte_inventory_t *inv = s->inventories[candidate];
         uint32_t count = (uint32_t) opal_argv_count(inv->session_uris);
-        if (0 == count) {
+        uint32_t slot = s->launch->session_slot[candidate];
+        if (slot >= count) {
             return HERD_ERR_NOT_FOUND;
         }
-        parent_uri = inv->session_uris[s->spec->seq % count];
+        parent_uri = inv->session_uris[slot]; /* the slot the root gave the job there */
     }
     if (NULL == parent_uri) {
         return HERD_ERR_NOT_FOUND;

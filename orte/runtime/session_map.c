@@ -122,7 +122,7 @@ static int planned_cb(uint32_t num_procs, const uint32_t *per_node, void *cbdata
     orte_endpoints_job_t ejob = {.inventories = s->inventories,
                                  .per_node = per_node,
                                  .num_nodes = s->nodes.num,
-                                 .seq = s->spec->seq};
+                                 .session_slot = s->launch->session_slot};
     opal_jobdb_layout_t layout = {0};
     if (HERD_SUCCESS == rc) {
         rc = orte_endpoints_plan_build(&ejob, &map->endpoints);

@@ -23,8 +23,9 @@ typedef struct orte_inventory {
     opal_fabric_record_t **fabric;
     size_t num_fabric;
     /* The node's static session endpoints: listeners its daemon holds for the session daemons
-     * of jobs (job number seq uses entry seq % count), so every peer knows where a job's session
-     * daemon on this node listens without asking. NULL-terminated; NULL when none. */
+     * of jobs (a job uses the entry its launch message's session_slot names for this node), so
+     * every peer knows where a job's session daemon on this node listens without asking.
+     * NULL-terminated; NULL when none. */
     char **session_uris;
 } orte_inventory_t;
 

@@ -193,6 +193,7 @@ static void fuzz_write_seeds(const char *dir)
     static uint32_t slots[] = {8, 4, 0};
     static uint32_t max_slots[] = {0, 8, 2};
     static uint32_t participants[] = {0, 2};
+    static uint32_t session_slot[] = {1, 0, 7};
     orte_job_app_t apps[2] = {
         {.argv = argv0,
          .env = env,
@@ -223,6 +224,7 @@ static void fuzz_write_seeds(const char *dir)
                                 .max_slots = max_slots,
                                 .num_participants = 2,
                                 .participants = participants,
+                                .session_slot = session_slot,
                                 .xml_pairs = pairs};
     opal_buffer_t b = OPAL_BUFFER_STATIC_INIT;
 

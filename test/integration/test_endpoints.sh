@@ -67,16 +67,17 @@ expect_out "3 simulated nodes over lo: the map says why tcp uses the modex" \
     '^  tcp +modex: node sim0001 has no address for it that another node can reach \(loopback only\)$'
 expect_eq "3 simulated nodes over lo: every rank is told so" \
     "$(count_out '^herd_endpoints rank [0-2]: no endpoint on tcp, using the modex: .*loopback only')" 3
-# With a routable address, each node's processes get ports of the job's session slot (job 1 of
-# 8 on a DVM: the second share of the range), and every rank agrees across the daemons.
+# With a routable address, each node's processes get ports of the job's session slot (the
+# only job of herdrun's own DVM: slot 0 of 8, the first share of the range), and every rank
+# agrees across the daemons.
 if "$HERD_BIN/herd-info/herd-info" --fabric 2>/dev/null | grep -E '^ +endpoint_addr: ' |
     grep -vqE 'endpoint_addr: (127\.|::1$)'; then
     run_ok "5 procs on 3 simulated nodes" $SIM 3 --mca dvm_fabric_inventory all -n 5 \
         --map-by node --display-map -v "$PROG"
-    expect_out "5 procs on 3 simulated nodes: tcp is RM-assigned in session slot 1" \
-        '^  tcp +RM-assigned, ports 16896-17407 \(session slot 1 of 8\)$'
-    expect_out "5 procs on 3 simulated nodes: rank 4 (node rank 1 of its node) has port 16897" \
-        '^    rank 4 .*  tcp [^ ]+:16897$'
+    expect_out "5 procs on 3 simulated nodes: tcp is RM-assigned in session slot 0" \
+        '^  tcp +RM-assigned, ports 16384-16895 \(session slot 0 of 8\)$'
+    expect_out "5 procs on 3 simulated nodes: rank 4 (node rank 1 of its node) has port 16385" \
+        '^    rank 4 .*  tcp [^ ]+:16385$'
     expect_eq "5 procs on 3 simulated nodes: every rank agrees across the daemons" \
         "$(count_out '^herd_endpoints rank [0-4] agrees on 5 endpoints$')" 5
 else

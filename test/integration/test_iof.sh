@@ -623,6 +623,50 @@ jobid=$(sed -n '1s/^out \([0-9]*\) .*/\1/p' "$dir/rank.0/stdout" 2>/dev/null)
 expect_rank_files "--output-filename DIR:nocopy" "$dir" 2 4
 check_clean "--output-filename DIR:nocopy"
 
+# --output-filename on a full disk: a 1 MiB tmpfs, mounted in a mount namespace of this command
+# alone (nothing stays mounted), gets 2 x 3 MB. The first file that fails is said once, with
+# its path, rank and why; what fitted is kept; herdrun exits 1; with a copy, the terminal still
+# gets everything.
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+    cat >"$WORK/full-ns.sh" <<'EOF'
+# in a private mount namespace: DIR on a 1 MiB tmpfs; herdrun's status and the files' sizes
+dir=$1
+shift
+mount -t tmpfs -o size=1m herd-test-full "$dir" || exit 99
+"$@"
+echo $? >"$dir.rc"
+cat "$dir"/rank.*/stdout | wc -c >"$dir.kept"
+EOF
+    for mode in copy nocopy; do
+        fresh "full-$mode"
+        suffix=
+        [ $mode = nocopy ] && suffix=:nocopy
+        shm_mark
+        HERD_IT_TAG=$HERD_IT_TAG unshare -m sh "$WORK/full-ns.sh" "$dir" \
+            "$HERD_BIN/herdrun/herdrun" --output-filename "$dir$suffix" -n 2 \
+            sh -c 'head -c 3000000 /dev/zero | tr "\\0" x | fold -w 99' \
+            </dev/null >"$OUT" 2>"$ERR"
+        what="--output-filename on a full disk ($mode)"
+        expect_eq "$what: herdrun exits 1" "$(cat "$dir.rc")" 1
+        expect_err "$what: says which file of which rank, and why" \
+            "cannot write $dir/rank\\.[01]/stdout, rank [01]'s stdout \\(--output-filename\\): No space left on device"
+        expect_eq "$what: said once" "$(grep -c 'cannot write' "$ERR")" 1
+        kept=$(cat "$dir.kept")
+        [ "$kept" -gt 500000 ] && ok "$what: what fitted is kept ($kept bytes)" ||
+            fail "$what: what fitted is kept ($kept bytes)"
+        if [ $mode = copy ]; then
+            expect_eq "$what: herdrun's stdout still got all 6 MB" "$(wc -c <"$OUT")" 6060606
+        else
+            expect_eq "$what: nothing on herdrun's stdout" "$(wc -c <"$OUT")" 0
+        fi
+        [ -z "$(ls -A "$dir")" ] && ok "$what: nothing left mounted (the folder here is empty)" ||
+            fail "$what: the tmpfs is still mounted here ($(ls -A "$dir" | head -3))"
+        check_clean "$what"
+    done
+else
+    echo "SKIP: --output-filename on a full disk needs root and unshare"
+fi
+
 # --- 7. A slow reader: the processes wait, memory stays bounded, every byte arrives -----------
 # slow_reader WHAT BYTES RANKS ARGS...: RANKS ranks of `blast BYTES` with herdrun ARGS, herdrun's
 # stdout into a pipe nobody reads until the writers have stopped making progress (or wrote

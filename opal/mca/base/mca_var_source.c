@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,9 +148,10 @@ out:
     return rc;
 }
 
-/* A missing file is normal (most sites have none); one that exists but cannot be read is worth
- * a warning, since the user wrote it for a reason. */
-static int mca_var_read_file(const char *path, opal_mca_var_source_t source)
+/* A missing default file is normal (most sites have none); one named in HERD_MCA_param_files
+ * (named) that is missing, or one that exists but cannot be read, is worth a warning: the user
+ * meant its settings to apply. */
+static int mca_var_read_file(const char *path, opal_mca_var_source_t source, bool named)
 {
     FILE *file;
     struct stat info;
@@ -163,6 +165,8 @@ static int mca_var_read_file(const char *path, opal_mca_var_source_t source)
     if (NULL == file) {
         if (ENOENT != errno && ENOTDIR != errno) {
             opal_show_help(MCA_VAR_HELP_FILE, "unreadable-file", true, path, strerror(errno));
+        } else if (named) {
+            opal_show_help(MCA_VAR_HELP_FILE, "missing-param-file", true, path, strerror(errno));
         }
         return HERD_SUCCESS;
     }
@@ -231,7 +235,7 @@ int mca_var_read_param_files(void)
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     if (NULL == list) {
-        rc = mca_var_read_file(system_path, OPAL_MCA_VAR_SOURCE_SYSTEM_FILE);
+        rc = mca_var_read_file(system_path, OPAL_MCA_VAR_SOURCE_SYSTEM_FILE, false);
         if (HERD_SUCCESS != rc || NULL == home || '\0' == *home) {
             goto out;
         }
@@ -240,7 +244,7 @@ int mca_var_read_param_files(void)
             rc = HERD_ERR_OUT_OF_RESOURCE;
             goto out;
         }
-        rc = mca_var_read_file(user_path, OPAL_MCA_VAR_SOURCE_USER_FILE);
+        rc = mca_var_read_file(user_path, OPAL_MCA_VAR_SOURCE_USER_FILE, false);
         goto out;
     }
 
@@ -262,7 +266,8 @@ int mca_var_read_param_files(void)
         if (0 == i && 0 == strcmp(path, system_path)) {
             source = OPAL_MCA_VAR_SOURCE_SYSTEM_FILE;
         }
-        rc = mca_var_read_file(path, source);
+        /* the system file keeps its quiet absence even when the list names it */
+        rc = mca_var_read_file(path, source, OPAL_MCA_VAR_SOURCE_SYSTEM_FILE != source);
         free(path);
         if (HERD_SUCCESS != rc) {
             goto out;

@@ -95,6 +95,11 @@ typedef struct orte_iof_sink_config {
      * when nobody reads the pipe any more, ENOSPC, ...): what was queued for it and what comes
      * later is dropped. Called once per stream, from the sink's event base; NULL: no call. */
     void (*output_failed)(void *cbdata, int stream, int error);
+    /* A file of output_dir could not be made or written (error: an errno, ENOSPC, EIO,
+     * EDQUOT, ...): what was written before stays, what comes later for that file is dropped.
+     * Called once per sink (for the first such file), from its event base; NULL: the sink says
+     * it on stderr itself. */
+    void (*file_failed)(void *cbdata, const char *path, uint32_t rank, int stream, int error);
     void *cbdata;
 } orte_iof_sink_config_t;
 

@@ -48,6 +48,10 @@ static const opal_cmd_line_option_t options[] = {
 /* --shutdown: the contact file names the root's pid; SIGTERM makes it stop every daemon. */
 static int shutdown_dvm(const char *uri_file)
 {
+    /* root may stop any user's DVM (a site admin cleaning up) */
+    if (0 != getuid() && HERD_SUCCESS != orte_dvm_contact_check_owner(uri_file, "herd-dvm")) {
+        return 1;
+    }
     FILE *f = fopen(uri_file, "r");
     if (NULL == f) {
         opal_show_help(help_file, "uri-unreadable", true, uri_file, strerror(errno));

@@ -73,6 +73,9 @@ static const opal_cmd_line_option_t herdrun_option_table[] = {
      "Set the MCA variable NAME to VALUE, for herdrun, its daemons and the processes"},
     {"dvm-uri", 0, 1, "FILE",
      "Run the job on the running DVM whose contact file is FILE (herd-dvm --report-uri FILE)"},
+    {"no-queue", 0, 0, NULL,
+     "With --dvm-uri: refuse the job when a node it needs has no free session slot, instead of "
+     "waiting for one"},
     {"verbose", 'v', 0, NULL, "Say more about what herdrun does (repeat for more)"},
     {"version", 'V', 0, NULL, "Print the version and exit"},
     {"help", 'h', 0, NULL, "Print this help and exit"},
@@ -92,6 +95,7 @@ static const struct {
     {"merge-stderr-to-stdout", ORTE_JOB_FLAG_MERGE_STDERR},
     {"tag-output", ORTE_JOB_FLAG_TAG_OUTPUT},
     {"timestamp-output", ORTE_JOB_FLAG_TIMESTAMP_OUTPUT},
+    {"no-queue", ORTE_JOB_FLAG_NO_QUEUE},
 };
 
 /* One app context: its words in argv (between two lone ":") and its parsed options. */
@@ -458,6 +462,11 @@ static int herdrun_read_app(herdrun_parse_t *parse, int index, char *const env[]
         opal_show_help(HERDRUN_HELP_FILE, "no-program", false);
         return HERD_ERR_SILENT;
     }
+    if ((uint64_t) opal_cmd_line_tail_count(cmd) > ORTE_JOB_MAX_ARGS) {
+        opal_show_help(HERDRUN_HELP_FILE, "too-many-args", false, opal_cmd_line_tail_count(cmd),
+                       ORTE_JOB_MAX_ARGS);
+        return HERD_ERR_SILENT;
+    }
     app->argv = opal_argv_copy(opal_cmd_line_tail(cmd));
     if (NULL == app->argv) {
         return herdrun_no_memory();
@@ -543,8 +552,15 @@ static int herdrun_read_job_options(herdrun_parse_t *parse, int index)
 
     for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
         for (int i = 0; i < opal_cmd_line_count(cmd, values[v].option); i++) {
-            rc = herdrun_job_value(values[v].option, opal_cmd_line_get(cmd, values[v].option, i, 0),
-                                   values[v].slot);
+            const char *value = opal_cmd_line_get(cmd, values[v].option, i, 0);
+            /* -H "" (an unset shell variable) would silently run the job on this host alone */
+            if (values[v].slot == &job->host || values[v].slot == &job->hostfile) {
+                if (NULL != value && '\0' == value[strspn(value, " \t")]) {
+                    opal_show_help(HERDRUN_HELP_FILE, "host-empty", false, values[v].option);
+                    return HERD_ERR_SILENT;
+                }
+            }
+            rc = herdrun_job_value(values[v].option, value, values[v].slot);
             if (HERD_SUCCESS != rc) {
                 return rc;
             }

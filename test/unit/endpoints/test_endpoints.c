@@ -180,8 +180,8 @@ static void test_window(void **state)
     assert_int_equal(77, count);
 }
 
-/* Jobs running at once on a node have different session slots (seq % slots): their windows
- * never overlap, and stay inside the reserved range. */
+/* Jobs running at once on a node have different session slots (the DVM's root gives each a
+ * free one): their windows never overlap, and stay inside the reserved range. */
 static void test_concurrent_jobs_disjoint(void **state)
 {
     const uint32_t slots = 8, parts = 2, base = 20480, range = 8192;
@@ -200,11 +200,6 @@ static void test_concurrent_jobs_disjoint(void **state)
             }
         }
     }
-    /* job slots + 1 reuses job 1's slot (the DVM refuses it while job 1 runs there) */
-    uint32_t a, b, n;
-    orte_endpoints_window(base, range, slots, 1 % slots, parts, 0, &a, &n);
-    orte_endpoints_window(base, range, slots, (1 + slots) % slots, parts, 0, &b, &n);
-    assert_int_equal(a, b);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -224,8 +219,10 @@ static void test_plan_tcp_two_nodes(void **state)
     orte_inventory_t *invs[2];
     two_nodes(invs);
     uint32_t per_node[2] = {3, 2};
-    orte_endpoints_job_t job = {
-        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 3};
+    orte_endpoints_job_t job = {.inventories = invs,
+                                .per_node = per_node,
+                                .num_nodes = 2,
+                                .session_slot = (const uint32_t[]){3, 3}};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     assert_int_equal(1, plan.num_fabrics);
@@ -279,7 +276,10 @@ static void test_plan_deterministic(void **state)
         opal_buffer_destruct(&buffer);
     }
     uint32_t per_node[2] = {4, 4};
-    orte_endpoints_job_t a = {.inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 9};
+    orte_endpoints_job_t a = {.inventories = invs,
+                              .per_node = per_node,
+                              .num_nodes = 2,
+                              .session_slot = (const uint32_t[]){9, 9}};
     orte_endpoints_job_t b = a;
     b.inventories = copies;
     orte_endpoints_plan_t pa, pb;
@@ -324,8 +324,10 @@ static void test_plan_range_overflow(void **state)
     orte_inventory_t *invs[2];
     two_nodes(invs);
     uint32_t per_node[2] = {512, 513};
-    orte_endpoints_job_t job = {
-        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 1};
+    orte_endpoints_job_t job = {.inventories = invs,
+                                .per_node = per_node,
+                                .num_nodes = 2,
+                                .session_slot = (const uint32_t[]){1, 1}};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     assert_int_equal(1, plan.num_fabrics);
@@ -365,8 +367,10 @@ static void test_plan_ipv6_and_loopback(void **state)
     add_tcp(invs[1], "eth0=fd00::b", 30000, 100);
     add_tcp(invs[2], "lo=127.0.0.1", 30000, 100);
     uint32_t per_node[3] = {2, 1, 0};
-    orte_endpoints_job_t job = {
-        .inventories = invs, .per_node = per_node, .num_nodes = 3, .seq = 5};
+    orte_endpoints_job_t job = {.inventories = invs,
+                                .per_node = per_node,
+                                .num_nodes = 3,
+                                .session_slot = (const uint32_t[]){5, 5, 5}};
     orte_endpoints_plan_t plan;
     /* no session slots (herdrun without a DVM): the whole range is the job's */
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
@@ -398,8 +402,10 @@ static void test_plan_one_node_loopback_first(void **state)
     orte_inventory_t *invs[2];
     two_nodes(invs);
     uint32_t per_node[2] = {0, 2};
-    orte_endpoints_job_t job = {
-        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 0};
+    orte_endpoints_job_t job = {.inventories = invs,
+                                .per_node = per_node,
+                                .num_nodes = 2,
+                                .session_slot = (const uint32_t[]){0, 0}};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     const orte_endpoints_node_t *n1 = &plan.fabrics[0].nodes[1];
@@ -420,8 +426,10 @@ static void test_plan_missing_pieces(void **state)
     add_tcp(invs[1], "eth0=10.0.0.2", 0, 0); /* fabric_tcp_port_range 0 there */
     add_ofi(invs[0], "tcp;ofi_rxm@10.0.0.1", "tcp;ofi_rxm", 20480, 8192);
     uint32_t per_node[2] = {1, 1};
-    orte_endpoints_job_t job = {
-        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 2};
+    orte_endpoints_job_t job = {.inventories = invs,
+                                .per_node = per_node,
+                                .num_nodes = 2,
+                                .session_slot = (const uint32_t[]){2, 2}};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     assert_int_equal(2, plan.num_fabrics);
@@ -465,8 +473,10 @@ static void test_plan_in_jobdb(void **state)
     two_nodes(invs);
     add_ucx(invs[0]);
     uint32_t per_node[2] = {2, 3};
-    orte_endpoints_job_t job = {
-        .inventories = invs, .per_node = per_node, .num_nodes = 2, .seq = 4};
+    orte_endpoints_job_t job = {.inventories = invs,
+                                .per_node = per_node,
+                                .num_nodes = 2,
+                                .session_slot = (const uint32_t[]){4, 4}};
     orte_endpoints_plan_t plan;
     assert_int_equal(HERD_SUCCESS, orte_endpoints_plan_build(&job, &plan));
     opal_jobdb_layout_t layout = {0};

@@ -2769,6 +2769,34 @@ static void test_output_file_error_reported_once(void **state)
     }
 }
 
+/* An output file that refuses a write (DIR/rank.0/stdout is /dev/full: ENOSPC): said once with
+ * its path and why, and the output still goes to stdout. */
+static void test_output_file_write_error(void **state)
+{
+    ctx_t *ctx = *state;
+    char path[PATH_MAX];
+    make_scratch_dir(ctx);
+    snprintf(path, sizeof(path), "%s/rank.0", ctx->dir);
+    assert_int_equal(0, mkdir(path, 0755));
+    snprintf(path, sizeof(path), "%s/rank.0/stdout", ctx->dir);
+    assert_int_equal(0, symlink("/dev/full", path));
+    start(ctx, &(start_opts_t){.output_dir = ctx->dir,
+                               .stdin_target = ORTE_IOF_STDIN_NONE,
+                               .stdin_fd = -1,
+                               .no_source = true});
+    herd_test_capture_start(&stderr_capture);
+    assert_int_equal(HERD_SUCCESS, deliver_data(ctx, 0, ORTE_IOF_STDOUT, 0, 0, "one\n"));
+    assert_int_equal(HERD_SUCCESS, deliver_data(ctx, 0, ORTE_IOF_STDOUT, 0, 4, "two\n"));
+    char *err = herd_test_capture_stop(&stderr_capture);
+    assert_contains(err, "cannot write");
+    assert_contains(err, "rank.0/stdout: No space left on device");
+    assert_null(strstr(strstr(err, "cannot write") + 1, "cannot write"));
+    free(err);
+    settle(ctx);
+    assert_string_equal(text_str(&ctx->out), "one\ntwo\n");
+    unlink(path);
+}
+
 /* herdrun --attach: a tool's socket gets every fragment framed, until it goes away. */
 static void test_attach(void **state)
 {
@@ -2945,6 +2973,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repeated_fragment, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_repeated_end_mark_keeps_file, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_output_file_error, e2e_setup, e2e_teardown),
+        cmocka_unit_test_setup_teardown(test_output_file_write_error, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_output_file_error_reported_once, e2e_setup,
                                         e2e_teardown),
         cmocka_unit_test_setup_teardown(test_attach, e2e_setup, e2e_teardown),

@@ -257,6 +257,7 @@ static uint32_t launch_index[] = {1, 4, 6};
 static uint32_t launch_slots[] = {8, 0, 4};
 static uint32_t launch_max_slots[] = {0, 16, 4};
 static uint32_t launch_participants[] = {0, 2};
+static uint32_t launch_session_slot[] = {3, 0, 1};
 static char *launch_xml_pairs[] = {"00aa", "<topology/>", "00bb", "<topology>2</topology>", NULL};
 
 #define LAUNCH_DVM_NODES 7u
@@ -273,6 +274,7 @@ static void fill_launch(orte_job_launch_t *launch, orte_job_spec_t *spec)
     launch->max_slots = launch_max_slots;
     launch->num_participants = 2;
     launch->participants = launch_participants;
+    launch->session_slot = launch_session_slot;
     launch->xml_pairs = launch_xml_pairs;
 }
 
@@ -315,6 +317,7 @@ static int launch_arrays_rc(const orte_job_spec_t *spec, size_t n_index, size_t 
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_slots));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_max));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, participants, 1));
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_index));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_string_array(&b, NULL, 0));
     int rc = launch_unpack_rc(&b, 4);
     opal_buffer_destruct(&b);
@@ -835,6 +838,7 @@ static void test_launch_roundtrip(void **state)
     assert_u32_array_equal(launch_index, got->node_index, 3);
     assert_u32_array_equal(launch_slots, got->slots, 3);
     assert_u32_array_equal(launch_max_slots, got->max_slots, 3);
+    assert_u32_array_equal(launch_session_slot, got->session_slot, 3);
     assert_int_equal(2, got->num_participants);
     assert_u32_array_equal(launch_participants, got->participants, 2);
     assert_argv_equal(launch_xml_pairs, got->xml_pairs);
@@ -865,6 +869,7 @@ static void test_launch_roundtrip_minimal(void **state)
     launch.max_slots = zero;
     launch.num_participants = 1;
     launch.participants = zero;
+    launch.session_slot = zero;
     opal_buffer_init(&buffer);
     assert_int_equal(HERD_SUCCESS, orte_job_launch_pack(&buffer, &launch));
     assert_int_equal(HERD_SUCCESS, orte_job_launch_unpack(&buffer, 1, &got));

@@ -847,16 +847,29 @@ static void test_missing_and_unreadable_files(void **state)
     char *folder = NULL;
     char *out;
 
-    /* A missing file is silently skipped. */
+    /* A missing file named in HERD_MCA_param_files is skipped with a warning naming it (the
+     * user meant its settings to apply); init still succeeds. */
     assert_true(asprintf(&list, "%s/none.conf", t.dir) > 0);
     setenv("HERD_MCA_param_files", list, 1);
+    herd_test_capture_start(&stderr_capture);
+    test_init();
+    out = herd_test_capture_stop(&stderr_capture);
+    assert_contains(out, list);
+    assert_contains(out, "cannot be found");
+    free(out);
+    test_finalize();
+    free(list);
+
+    /* The default files (none named) are silently absent. */
+    unsetenv("HERD_MCA_param_files");
+    setenv("HOME", t.dir, 1);
+    assert_int_equal(HERD_SUCCESS, opal_mca_var_set_system_file("/nonexistent/herd.conf"));
     herd_test_capture_start(&stderr_capture);
     test_init();
     out = herd_test_capture_stop(&stderr_capture);
     assert_string_equal("", out);
     free(out);
     test_finalize();
-    free(list);
 
     /* A folder where a file should be is worth a warning; init still succeeds. */
     assert_true(asprintf(&folder, "%s/a-folder", t.dir) > 0);

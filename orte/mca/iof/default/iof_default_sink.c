@@ -441,6 +441,37 @@ int iof_default_sink_attach(orte_iof_sink_t *sink, int fd)
 /* ------------------------------------------------------------------------------------------ */
 /* files */
 
+/* A file of the rank cannot be made or written: said once per job (the first one), not once
+ * per line; nothing more goes to it. */
+static void file_failed(orte_iof_sink_t *sink, rank_state_t *r, int index, const char *path,
+                        int error)
+{
+    if (r->file[index] >= 0) {
+        close(r->file[index]);
+        r->file[index] = -1;
+    }
+    r->file_failed[index] = true;
+    if (sink->file_error_reported) {
+        return;
+    }
+    sink->file_error_reported = true;
+    if (NULL != sink->config.file_failed) {
+        sink->config.file_failed(sink->config.cbdata, path, r->rank, index + 1, error);
+        return;
+    }
+    opal_output(OPAL_OUTPUT_STDERR,
+                "herdrun: cannot write %s: %s (--output-filename); this rank's output "
+                "(and any other that fails the same way) is not saved there",
+                path, strerror(error));
+}
+
+static void file_path(const orte_iof_sink_t *sink, const rank_state_t *r, int index, char *path,
+                      size_t size)
+{
+    snprintf(path, size, "%s/rank.%u/%s", sink->config.output_dir, r->rank,
+             0 == index ? "stdout" : "stderr");
+}
+
 static int file_for(orte_iof_sink_t *sink, rank_state_t *r, int index)
 {
     if (r->file[index] >= 0 || r->file_failed[index]) {
@@ -449,23 +480,14 @@ static int file_for(orte_iof_sink_t *sink, rank_state_t *r, int index)
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/rank.%u", sink->config.output_dir, r->rank);
     if (0 == mkdir(path, 0755) || EEXIST == errno) {
-        snprintf(path, sizeof(path), "%s/rank.%u/%s", sink->config.output_dir, r->rank,
-                 0 == index ? "stdout" : "stderr");
+        file_path(sink, r, index, path, sizeof(path));
         int trunc = r->file_used[index] ? 0 : O_TRUNC;
         r->file[index] = open(path, O_WRONLY | O_CREAT | trunc | O_APPEND | O_CLOEXEC, 0644);
         r->file_used[index] = r->file[index] >= 0;
     }
     if (r->file[index] < 0) {
-        /* once per job, not once per line: the output still reaches the terminal unless
-         * :nocopy */
-        r->file_failed[index] = true;
-        if (!sink->file_error_reported) {
-            sink->file_error_reported = true;
-            opal_output(OPAL_OUTPUT_STDERR,
-                        "herdrun: cannot write %s: %s (--output-filename); this rank's output "
-                        "(and any other that fails the same way) is not saved there",
-                        path, strerror(errno));
-        }
+        /* the output still reaches the terminal unless :nocopy */
+        file_failed(sink, r, index, path, errno);
     }
     return r->file[index];
 }
@@ -598,11 +620,25 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
         if (NULL != sink->config.output_dir && (len > 0 || (flags & IOF_DATA_EOF))) {
             int fd = file_for(sink, r, stream - 1);
             for (int i = 0; fd >= 0 && i < n; ++i) {
-                opal_fd_write_all(fd, payload[i].iov_base, payload[i].iov_len);
+                if (HERD_SUCCESS !=
+                    opal_fd_write_all(fd, payload[i].iov_base, payload[i].iov_len)) {
+                    /* a full disk, a quota, an I/O error: what fitted stays in the file */
+                    int error = errno;
+                    char path[PATH_MAX];
+                    file_path(sink, r, stream - 1, path, sizeof(path));
+                    file_failed(sink, r, stream - 1, path, error);
+                    fd = -1;
+                }
             }
             if ((flags & IOF_DATA_EOF) && fd >= 0) {
-                close(fd);
                 r->file[stream - 1] = -1;
+                if (0 != close(fd) && EINTR != errno) {
+                    /* a network file system may say only now that the data did not fit */
+                    int error = errno;
+                    char path[PATH_MAX];
+                    file_path(sink, r, stream - 1, path, sizeof(path));
+                    file_failed(sink, r, stream - 1, path, error);
+                }
             }
         }
         if (flags & IOF_DATA_EOF) {

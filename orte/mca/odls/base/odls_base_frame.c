@@ -5,6 +5,7 @@
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
+#include "opal/util/show_help.h"
 #include "orte/mca/odls/odls.h"
 
 #include "orte/mca/odls/base/component-hints.h"
@@ -35,7 +36,15 @@ static int odls_base_register(void)
         "Milliseconds a process gets to exit after SIGTERM when a job is killed, before SIGKILL "
         "ends it and everything in its process group (0: SIGKILL at once)",
         OPAL_MCA_VAR_INT, &odls_base_vars.kill_grace_ms);
-    return index < 0 ? index : HERD_SUCCESS;
+    if (index < 0) {
+        return index;
+    }
+    if (odls_base_vars.kill_grace_ms < 0) {
+        /* neither "forever" nor "none" is what -1 obviously means: refuse it */
+        opal_show_help("help-odls-base.txt", "bad-kill-grace", false, odls_base_vars.kill_grace_ms);
+        return HERD_ERR_BAD_PARAM;
+    }
+    return HERD_SUCCESS;
 }
 
 int orte_odls_base_open(void)
@@ -57,6 +66,5 @@ const orte_odls_module_t *orte_odls_base_module(void)
 
 int orte_odls_base_kill_grace_ms(void)
 {
-    /* a negative value from a user means "no grace", not "forever" */
     return odls_base_vars.kill_grace_ms < 0 ? 0 : odls_base_vars.kill_grace_ms;
 }
