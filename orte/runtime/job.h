@@ -31,6 +31,9 @@
 #define ORTE_JOB_FLAG_MERGE_STDERR    0x40u /* --merge-stderr-to-stdout */
 #define ORTE_JOB_FLAG_TAG_OUTPUT      0x80u /* --tag-output */
 #define ORTE_JOB_FLAG_TIMESTAMP_OUTPUT 0x100u /* --timestamp-output */
+/* session daemons report their processes' pids once started (MPIR, orte/runtime/launch_mpir.c) */
+#define ORTE_JOB_FLAG_PROCTABLE 0x200u
+#define ORTE_JOB_FLAG_STOP_ON_EXEC 0x400u /* --stop-on-exec: stopped before main, for a debugger */
 
 /* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
 typedef struct orte_job_app {

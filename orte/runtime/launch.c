@@ -213,6 +213,7 @@ static int run_job(launch_job_t *job, int *exit_status)
         rc = open_daemons(job);
     }
     if (HERD_SUCCESS == rc) {
+        launch_tools_prepare(job);
         rc = pack_launch(job, &message);
     }
     if (HERD_SUCCESS == rc) {
@@ -255,6 +256,7 @@ static void unlink_segments(const launch_job_t *job)
 static void job_destroy(launch_job_t *job)
 {
     if (job->flow_began) {
+        launch_tools_release(job); /* pending tool questions are answered before the DVM goes */
         launch_io_close(job);
         launch_overlay_close(job);
         launch_timers_free(job);

@@ -40,6 +40,11 @@ enum {
     ORTE_SESSION_TAG_SPAWN_RESP = 51, /* 0 -> asking session: {u32 req_id, i32 status,
                                          u32 nspace, string error} */
     ORTE_SESSION_TAG_REOPEN = 52,     /* session -> shepherd: {}: processes again after DONE */
+    /* the process table (orte/runtime/job_status.h): herd-ps, PMIx tools, MPIR */
+    ORTE_SESSION_TAG_PTABLE = 53,       /* session -> 0: {u32 qid, u32 candidate, string array
+                                           programs by app, u32 n, n proc statuses}; qid 0: every
+                                           local process started (ORTE_JOB_FLAG_PROCTABLE) */
+    ORTE_SESSION_TAG_PTABLE_QUERY = 54, /* 0 -> session: {u32 qid} */
 };
 
 /* The collective every session daemon and herdrun start once connected: an allgather of the

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The DVM root's table of running jobs, for tools (herd-ps, herd-cancel): each job is the herdrun
+ * connection that launched it; the root answers what it knows itself (nodes, jobs, owners),
+ * relays a question about a job to its herdrun and the answer back, and forwards a cancel to it
+ * once the asking user is found to own the job. */
+#include "herd_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opal/util/argv.h"
+#include "orte/runtime/dvm_tool.h"
+#include "orte/runtime/dvm_tool_internal.h"
+
+typedef struct root_job {
+    orte_dvm_ps_job_t info;
+    int fd; /* its herdrun's connection */
+    struct root_job *next;
+} root_job_t;
+
+/* A question relayed to a herdrun, waiting for its answer. */
+typedef struct pending_query {
+    uint32_t qid;
+    int asker_fd;
+    int herdrun_fd;
+    struct pending_query *next;
+} pending_query_t;
+
+static struct {
+    root_job_t *jobs;
+    pending_query_t *queries;
+    uint32_t next_qid;
+} table;
+
+static void job_free(root_job_t *job)
+{
+    free(job->info.jobid);
+    free(job->info.command);
+    free(job->info.nodes);
+    free(job);
+}
+
+int orte_dvm_tool_jobs_add(orte_dvm_t *dvm, int fd, uid_t uid, pid_t pid,
+                           const orte_job_launch_t *launch)
+{
+    root_job_t *job = calloc(1, sizeof(*job));
+    if (NULL == job) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    const orte_job_spec_t *spec = launch->spec;
+    job->fd = fd;
+    job->info.uid = (uint32_t) uid;
+    job->info.pid = (int32_t) pid;
+    job->info.start = (uint64_t) time(NULL);
+    job->info.jobid = strdup(spec->jobid);
+    job->info.command = spec->num_apps > 0 ? opal_argv_join(spec->apps[0].argv, ' ') : NULL;
+    job->info.np = (uint32_t) orte_job_spec_requested_np(spec);
+    job->info.nodes = calloc(launch->num_participants + 1, sizeof(uint32_t));
+    if (NULL == job->info.jobid || NULL == job->info.nodes) {
+        job_free(job);
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t i = 0; i < launch->num_participants; ++i) {
+        job->info.nodes[i] = launch->node_index[launch->participants[i]];
+    }
+    job->info.num_nodes = launch->num_participants;
+    (void) dvm;
+    job->next = table.jobs;
+    table.jobs = job;
+    return HERD_SUCCESS;
+}
+
+/* Answer the asker of a relayed question: {i32 status, bytes}. */
+static void answer_asker(int fd, int status, const void *data, size_t len)
+{
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_JOB_ANSWER) &&
+        HERD_SUCCESS == opal_buffer_pack_int32(&buffer, status) &&
+        HERD_SUCCESS == opal_buffer_pack_bytes(&buffer, data, len)) {
+        orte_dvm_tool_send_frame(fd, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
+void orte_dvm_tool_jobs_conn_closed(int fd)
+{
+    for (root_job_t **p = &table.jobs; NULL != *p;) {
+        root_job_t *job = *p;
+        if (job->fd == fd) {
+            *p = job->next;
+            job_free(job);
+        } else {
+            p = &job->next;
+        }
+    }
+    for (pending_query_t **p = &table.queries; NULL != *p;) {
+        pending_query_t *q = *p;
+        if (q->asker_fd == fd || q->herdrun_fd == fd) {
+            if (q->herdrun_fd == fd) {
+                /* the job ended while the question was out */
+                answer_asker(q->asker_fd, HERD_ERR_NOT_FOUND, NULL, 0);
+            }
+            *p = q->next;
+            free(q);
+        } else {
+            p = &q->next;
+        }
+    }
+}
+
+void orte_dvm_tool_jobs_clear(void)
+{
+    while (NULL != table.jobs) {
+        root_job_t *job = table.jobs;
+        table.jobs = job->next;
+        job_free(job);
+    }
+    while (NULL != table.queries) {
+        pending_query_t *q = table.queries;
+        table.queries = q->next;
+        free(q);
+    }
+}
+
+static root_job_t *job_find(const char *jobid)
+{
+    for (root_job_t *job = table.jobs; NULL != job; job = job->next) {
+        if (0 == strcmp(job->info.jobid, jobid)) {
+            return job;
+        }
+    }
+    return NULL;
+}
+
+static int answer_ps(orte_dvm_t *dvm, int fd)
+{
+    const orte_allocation_t *alloc = orte_dvm_allocation(dvm);
+    orte_dvm_ps_t ps = {.id = (char *) orte_dvm_id(dvm),
+                        .now = (uint64_t) time(NULL),
+                        .num_nodes = alloc->num_nodes};
+    int rc = HERD_SUCCESS;
+    ps.nodes = calloc(alloc->num_nodes + 1, sizeof(*ps.nodes));
+    for (root_job_t *job = table.jobs; NULL != job; job = job->next) {
+        ps.num_jobs++;
+    }
+    ps.jobs = calloc(ps.num_jobs + 1, sizeof(*ps.jobs));
+    if (NULL == ps.nodes || NULL == ps.jobs) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    for (uint32_t i = 0; i < alloc->num_nodes; ++i) {
+        ps.nodes[i].name = alloc->nodes[i].name;
+        ps.nodes[i].slots = alloc->nodes[i].slots;
+        ps.nodes[i].up = orte_dvm_node_up(dvm, i);
+    }
+    /* oldest first: the list is newest first */
+    uint32_t k = ps.num_jobs;
+    for (root_job_t *job = table.jobs; NULL != job; job = job->next) {
+        ps.jobs[--k] = job->info;
+    }
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_PS_ANSWER)) &&
+        HERD_SUCCESS == (rc = orte_dvm_ps_pack(&buffer, &ps))) {
+        rc = orte_dvm_tool_send_frame(fd, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+out:
+    free(ps.nodes);
+    free(ps.jobs);
+    return rc;
+}
+
+static int relay_query(int fd, opal_buffer_t *frame)
+{
+    uint32_t version = 0, what = 0;
+    char *jobid = NULL;
+    int rc;
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(frame, &version)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_string(frame, &jobid)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(frame, &what))) {
+        free(jobid);
+        return rc;
+    }
+    if (ORTE_DVM_TOOL_VERSION != version || NULL == jobid) {
+        free(jobid);
+        return HERD_ERR_VERSION_MISMATCH;
+    }
+    root_job_t *job = job_find(jobid);
+    free(jobid);
+    if (NULL == job) {
+        answer_asker(fd, HERD_ERR_NOT_FOUND, NULL, 0);
+        return HERD_SUCCESS;
+    }
+    pending_query_t *q = calloc(1, sizeof(*q));
+    if (NULL == q) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    q->qid = ++table.next_qid;
+    q->asker_fd = fd;
+    q->herdrun_fd = job->fd;
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_JOB_QUERY)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, q->qid)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, what))) {
+        rc = orte_dvm_tool_send_frame(job->fd, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+    if (HERD_SUCCESS != rc) {
+        free(q);
+        answer_asker(fd, HERD_ERR_UNREACH, NULL, 0);
+        return HERD_SUCCESS;
+    }
+    q->next = table.queries;
+    table.queries = q;
+    return HERD_SUCCESS;
+}
+
+/* A herdrun answers: pass it on to whoever asked (if still there). */
+static int relay_answer(int fd, opal_buffer_t *frame)
+{
+    uint32_t qid = 0;
+    int32_t status = 0;
+    void *data = NULL;
+    size_t len = 0;
+    int rc;
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(frame, &qid)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(frame, &status)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_bytes(frame, &data, &len))) {
+        free(data);
+        return rc;
+    }
+    for (pending_query_t **p = &table.queries; NULL != *p; p = &(*p)->next) {
+        pending_query_t *q = *p;
+        if (q->qid == qid && q->herdrun_fd == fd) {
+            answer_asker(q->asker_fd, status, data, len);
+            *p = q->next;
+            free(q);
+            break;
+        }
+    }
+    free(data);
+    return HERD_SUCCESS;
+}
+
+static int cancel_job(int fd, uid_t uid, opal_buffer_t *frame)
+{
+    uint32_t version = 0;
+    int32_t signo = 0;
+    char *jobid = NULL;
+    int rc;
+    if (HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(frame, &version)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_string(frame, &jobid)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int32(frame, &signo))) {
+        free(jobid);
+        return rc;
+    }
+    if (ORTE_DVM_TOOL_VERSION != version || NULL == jobid || signo <= 0 || signo >= 65) {
+        free(jobid);
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+    root_job_t *job = job_find(jobid);
+    free(jobid);
+    int status = HERD_SUCCESS;
+    uint32_t owner = 0;
+    if (NULL == job) {
+        status = HERD_ERR_NOT_FOUND;
+    } else if (job->info.uid != (uint32_t) uid) {
+        /* only the job's own user may end it */
+        status = HERD_ERR_AUTH;
+        owner = job->info.uid;
+    } else {
+        opal_buffer_t buffer;
+        opal_buffer_init(&buffer);
+        if (HERD_SUCCESS == (status = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_SIGNAL)) &&
+            HERD_SUCCESS == (status = opal_buffer_pack_int32(&buffer, signo)) &&
+            HERD_SUCCESS == (status = opal_buffer_pack_uint32(&buffer, (uint32_t) uid)) &&
+            HERD_SUCCESS == (status = opal_buffer_pack_int32(&buffer, 0))) {
+            status = orte_dvm_tool_send_frame(job->fd, &buffer);
+        }
+        opal_buffer_destruct(&buffer);
+        if (HERD_SUCCESS == status && 0 == job->info.cancel_signo) {
+            job->info.cancel_signo = signo;
+        }
+        owner = job->info.uid;
+    }
+    opal_buffer_t answer;
+    opal_buffer_init(&answer);
+    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&answer, ORTE_DVM_TOOL_CANCEL_ANSWER)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_int32(&answer, status)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&answer, owner))) {
+        rc = orte_dvm_tool_send_frame(fd, &answer);
+    }
+    opal_buffer_destruct(&answer);
+    return rc;
+}
+
+int orte_dvm_tool_jobs_frame(orte_dvm_t *dvm, int fd, uid_t uid, uint32_t type,
+                             opal_buffer_t *frame)
+{
+    uint32_t version = 0;
+    switch (type) {
+    case ORTE_DVM_TOOL_PS:
+        if (HERD_SUCCESS != opal_buffer_unpack_uint32(frame, &version) ||
+            ORTE_DVM_TOOL_VERSION != version) {
+            return HERD_ERR_VERSION_MISMATCH;
+        }
+        return answer_ps(dvm, fd);
+    case ORTE_DVM_TOOL_JOB_QUERY:
+        return relay_query(fd, frame);
+    case ORTE_DVM_TOOL_JOB_ANSWER:
+        return relay_answer(fd, frame);
+    case ORTE_DVM_TOOL_CANCEL:
+        return cancel_job(fd, uid, frame);
+    default:
+        return HERD_ERR_UNPACK_FAILURE;
+    }
+}
