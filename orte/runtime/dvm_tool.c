@@ -344,6 +344,7 @@ int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
     }
     opal_event_add(server.listen_event, NULL);
     orte_dvm_root_set_job_error_cb(dvm, server_job_error, NULL);
+    orte_dvm_tool_jobs_serve(dvm); /* PMIx tools (pps, pquery), when a tool server is there */
     *path_out = strdup(server.path);
     return NULL != *path_out ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
 }

@@ -46,6 +46,8 @@ void orte_dvm_tool_jobs_conn_closed(int fd);
  * type it does not know or malformed input (the connection is then dropped). */
 int orte_dvm_tool_jobs_frame(orte_dvm_t *dvm, int fd, uid_t uid, uint32_t type,
                              opal_buffer_t *frame);
+/* The root's tool server (toolsrv) is started, and stopped by orte_dvm_tool_jobs_clear(). */
+void orte_dvm_tool_jobs_serve(orte_dvm_t *dvm);
 void orte_dvm_tool_jobs_clear(void);
 
 #endif /* ORTE_RUNTIME_DVM_TOOL_INTERNAL_H */

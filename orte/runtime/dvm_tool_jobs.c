@@ -10,8 +10,10 @@
 #include <time.h>
 
 #include "opal/util/argv.h"
+#include "orte/mca/toolsrv/toolsrv.h"
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/dvm_tool_internal.h"
+#include "orte/runtime/job_status.h"
 
 typedef struct root_job {
     orte_dvm_ps_job_t info;
@@ -19,11 +21,15 @@ typedef struct root_job {
     struct root_job *next;
 } root_job_t;
 
-/* A question relayed to a herdrun, waiting for its answer. */
+/* A question relayed to a herdrun, waiting for its answer: for a tool's connection (asker_fd),
+ * or for the root itself (done, asker_fd -1: its PMIx tool server). */
 typedef struct pending_query {
     uint32_t qid;
     int asker_fd;
     int herdrun_fd;
+    void (*done)(struct pending_query *q, int status, const void *data, size_t len);
+    void *arg;
+    size_t index;
     struct pending_query *next;
 } pending_query_t;
 
@@ -31,6 +37,9 @@ static struct {
     root_job_t *jobs;
     pending_query_t *queries;
     uint32_t next_qid;
+    orte_dvm_t *dvm;
+    orte_toolsrv_host_t host; /* the root as a tool server (toolsrv) */
+    orte_toolsrv_t *server;
 } table;
 
 static void job_free(root_job_t *job)
@@ -84,6 +93,16 @@ static void answer_asker(int fd, int status, const void *data, size_t len)
     opal_buffer_destruct(&buffer);
 }
 
+/* The answer reached whoever asked. */
+static void query_finish(pending_query_t *q, int status, const void *data, size_t len)
+{
+    if (NULL != q->done) {
+        q->done(q, status, data, len);
+    } else {
+        answer_asker(q->asker_fd, status, data, len);
+    }
+}
+
 void orte_dvm_tool_jobs_conn_closed(int fd)
 {
     for (root_job_t **p = &table.jobs; NULL != *p;) {
@@ -97,12 +116,12 @@ void orte_dvm_tool_jobs_conn_closed(int fd)
     }
     for (pending_query_t **p = &table.queries; NULL != *p;) {
         pending_query_t *q = *p;
-        if (q->asker_fd == fd || q->herdrun_fd == fd) {
+        if ((q->asker_fd >= 0 && q->asker_fd == fd) || q->herdrun_fd == fd) {
+            *p = q->next;
             if (q->herdrun_fd == fd) {
                 /* the job ended while the question was out */
-                answer_asker(q->asker_fd, HERD_ERR_NOT_FOUND, NULL, 0);
+                query_finish(q, HERD_ERR_NOT_FOUND, NULL, 0);
             }
-            *p = q->next;
             free(q);
         } else {
             p = &q->next;
@@ -112,6 +131,11 @@ void orte_dvm_tool_jobs_conn_closed(int fd)
 
 void orte_dvm_tool_jobs_clear(void)
 {
+    if (NULL != table.host.base) {
+        orte_toolsrv_base_stop(table.server);
+        table.server = NULL;
+        table.host.base = NULL;
+    }
     while (NULL != table.jobs) {
         root_job_t *job = table.jobs;
         table.jobs = job->next;
@@ -173,6 +197,30 @@ out:
     return rc;
 }
 
+/* Ask the job's herdrun; q (filled but for its qid and herdrun) is pending until it answers.
+ * On failure q is freed. */
+static int send_query(root_job_t *job, uint32_t what, pending_query_t *q)
+{
+    int rc;
+    q->qid = ++table.next_qid;
+    q->herdrun_fd = job->fd;
+    opal_buffer_t buffer;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_JOB_QUERY)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, q->qid)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, what))) {
+        rc = orte_dvm_tool_send_frame(job->fd, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+    if (HERD_SUCCESS != rc) {
+        free(q);
+        return rc;
+    }
+    q->next = table.queries;
+    table.queries = q;
+    return HERD_SUCCESS;
+}
+
 static int relay_query(int fd, opal_buffer_t *frame)
 {
     uint32_t version = 0, what = 0;
@@ -198,24 +246,10 @@ static int relay_query(int fd, opal_buffer_t *frame)
     if (NULL == q) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    q->qid = ++table.next_qid;
     q->asker_fd = fd;
-    q->herdrun_fd = job->fd;
-    opal_buffer_t buffer;
-    opal_buffer_init(&buffer);
-    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_JOB_QUERY)) &&
-        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, q->qid)) &&
-        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, what))) {
-        rc = orte_dvm_tool_send_frame(job->fd, &buffer);
-    }
-    opal_buffer_destruct(&buffer);
-    if (HERD_SUCCESS != rc) {
-        free(q);
+    if (HERD_SUCCESS != send_query(job, what, q)) {
         answer_asker(fd, HERD_ERR_UNREACH, NULL, 0);
-        return HERD_SUCCESS;
     }
-    q->next = table.queries;
-    table.queries = q;
     return HERD_SUCCESS;
 }
 
@@ -236,14 +270,36 @@ static int relay_answer(int fd, opal_buffer_t *frame)
     for (pending_query_t **p = &table.queries; NULL != *p; p = &(*p)->next) {
         pending_query_t *q = *p;
         if (q->qid == qid && q->herdrun_fd == fd) {
-            answer_asker(q->asker_fd, status, data, len);
             *p = q->next;
+            query_finish(q, status, data, len);
             free(q);
             break;
         }
     }
     free(data);
     return HERD_SUCCESS;
+}
+
+/* herd-cancel (or a PMIx tool's job control): only the job's own user may end it. */
+static int signal_job(root_job_t *job, int signo, uint32_t uid)
+{
+    if (job->info.uid != uid) {
+        return HERD_ERR_AUTH;
+    }
+    opal_buffer_t buffer;
+    int status;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == (status = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_SIGNAL)) &&
+        HERD_SUCCESS == (status = opal_buffer_pack_int32(&buffer, signo)) &&
+        HERD_SUCCESS == (status = opal_buffer_pack_uint32(&buffer, uid)) &&
+        HERD_SUCCESS == (status = opal_buffer_pack_int32(&buffer, 0))) {
+        status = orte_dvm_tool_send_frame(job->fd, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+    if (HERD_SUCCESS == status && 0 == job->info.cancel_signo) {
+        job->info.cancel_signo = signo;
+    }
+    return status;
 }
 
 static int cancel_job(int fd, uid_t uid, opal_buffer_t *frame)
@@ -268,23 +324,8 @@ static int cancel_job(int fd, uid_t uid, opal_buffer_t *frame)
     uint32_t owner = 0;
     if (NULL == job) {
         status = HERD_ERR_NOT_FOUND;
-    } else if (job->info.uid != (uint32_t) uid) {
-        /* only the job's own user may end it */
-        status = HERD_ERR_AUTH;
-        owner = job->info.uid;
     } else {
-        opal_buffer_t buffer;
-        opal_buffer_init(&buffer);
-        if (HERD_SUCCESS == (status = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_SIGNAL)) &&
-            HERD_SUCCESS == (status = opal_buffer_pack_int32(&buffer, signo)) &&
-            HERD_SUCCESS == (status = opal_buffer_pack_uint32(&buffer, (uint32_t) uid)) &&
-            HERD_SUCCESS == (status = opal_buffer_pack_int32(&buffer, 0))) {
-            status = orte_dvm_tool_send_frame(job->fd, &buffer);
-        }
-        opal_buffer_destruct(&buffer);
-        if (HERD_SUCCESS == status && 0 == job->info.cancel_signo) {
-            job->info.cancel_signo = signo;
-        }
+        status = signal_job(job, signo, (uint32_t) uid);
         owner = job->info.uid;
     }
     opal_buffer_t answer;
@@ -318,4 +359,174 @@ int orte_dvm_tool_jobs_frame(orte_dvm_t *dvm, int fd, uid_t uid, uint32_t type,
     default:
         return HERD_ERR_UNPACK_FAILURE;
     }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the root as a tool server (toolsrv: PMIx tools see every running job) */
+
+/* How long the root waits for the herdruns' process tables. */
+#define GATHER_TIMEOUT_S 5
+
+/* The jobs' process tables, asked of their herdruns at once. */
+typedef struct gather {
+    orte_toolsrv_jobs_cb_t cb;
+    void *cbdata;
+    size_t n;
+    size_t pending;
+    char **nspaces;
+    uint32_t *num_procs;
+    orte_job_status_t **status; /* by job: NULL until (unless) its herdrun answered */
+    opal_event_t *timer;
+} gather_t;
+
+static void gather_free(gather_t *g)
+{
+    for (size_t i = 0; i < g->n; ++i) {
+        free(g->nspaces[i]);
+        orte_job_status_free(g->status[i]);
+    }
+    free(g->nspaces);
+    free(g->num_procs);
+    free(g->status);
+    if (NULL != g->timer) {
+        opal_event_free(g->timer);
+    }
+    free(g);
+}
+
+static void gather_finish(gather_t *g)
+{
+    /* questions still out are dropped: their answers come too late */
+    for (pending_query_t **p = &table.queries; NULL != *p;) {
+        pending_query_t *q = *p;
+        if (q->arg == g && NULL != q->done) {
+            *p = q->next;
+            free(q);
+        } else {
+            p = &q->next;
+        }
+    }
+    const orte_allocation_t *alloc = orte_dvm_allocation(table.dvm);
+    orte_toolsrv_job_t *jobs = calloc(g->n + 1, sizeof(*jobs));
+    orte_toolsrv_proc_t **procs = calloc(g->n + 1, sizeof(*procs));
+    for (size_t i = 0; NULL != jobs && NULL != procs && i < g->n; ++i) {
+        const orte_job_status_t *st = g->status[i];
+        jobs[i].nspace = g->nspaces[i];
+        jobs[i].num_procs = NULL != st ? st->num_procs : g->num_procs[i];
+        jobs[i].aborting = NULL != st && 0 != strcmp(st->state, "running") &&
+                           0 != strcmp(st->state, "stopped");
+        if (NULL == st || 0 == st->num_table ||
+            NULL == (procs[i] = calloc(st->num_table, sizeof(**procs)))) {
+            continue;
+        }
+        for (uint32_t k = 0; k < st->num_table; ++k) {
+            const orte_job_proc_status_t *p = &st->procs[k];
+            procs[i][k] = (orte_toolsrv_proc_t){
+                .rank = p->rank,
+                .host = p->node < alloc->num_nodes ? alloc->nodes[p->node].name : "?",
+                .executable = p->app < st->num_apps ? st->programs[p->app] : "?",
+                .pid = p->pid,
+                .state = p->state,
+                .exit_code = p->status};
+        }
+        jobs[i].procs = procs[i];
+        jobs[i].num_known = st->num_table;
+    }
+    g->cb(NULL != jobs && NULL != procs ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE, jobs, g->n,
+          g->cbdata);
+    for (size_t i = 0; NULL != procs && i < g->n; ++i) {
+        free(procs[i]);
+    }
+    free(procs);
+    free(jobs);
+    gather_free(g);
+}
+
+static void gather_answer(pending_query_t *q, int status, const void *data, size_t len)
+{
+    gather_t *g = q->arg;
+    if (HERD_SUCCESS == status) {
+        opal_buffer_t buffer;
+        opal_buffer_init(&buffer);
+        if (HERD_SUCCESS == opal_buffer_load(&buffer, data, len)) {
+            (void) orte_job_status_unpack(&buffer, &g->status[q->index]);
+        }
+        opal_buffer_destruct(&buffer);
+    }
+    if (0 == --g->pending) {
+        q->arg = NULL; /* not dropped again by gather_finish: the caller frees it */
+        gather_finish(g);
+    }
+}
+
+static void gather_timeout_cb(int fd, short what, void *arg)
+{
+    gather_finish(arg);
+}
+
+static void root_jobs(bool with_procs, orte_toolsrv_jobs_cb_t cb, void *cbdata, void *arg)
+{
+    gather_t *g = calloc(1, sizeof(*g));
+    size_t n = 0;
+    for (root_job_t *job = table.jobs; NULL != job; job = job->next) {
+        n++;
+    }
+    if (NULL == g || NULL == (g->nspaces = calloc(n + 1, sizeof(char *))) ||
+        NULL == (g->num_procs = calloc(n + 1, sizeof(uint32_t))) ||
+        NULL == (g->status = calloc(n + 1, sizeof(*g->status))) ||
+        HERD_SUCCESS != opal_event_timer_create(orte_dvm_event_base(table.dvm), false,
+                                                gather_timeout_cb, g, &g->timer)) {
+        if (NULL != g) {
+            gather_free(g);
+        }
+        cb(HERD_ERR_OUT_OF_RESOURCE, NULL, 0, cbdata);
+        return;
+    }
+    g->cb = cb;
+    g->cbdata = cbdata;
+    for (root_job_t *job = table.jobs; NULL != job; job = job->next, g->n++) {
+        g->nspaces[g->n] = strdup(job->info.jobid);
+        g->num_procs[g->n] = job->info.np;
+    }
+    /* the summary (state, size) always; the table when asked for */
+    uint32_t what = with_procs ? ORTE_DVM_JOB_QUERY_PROCS : ORTE_DVM_JOB_QUERY_SUMMARY;
+    size_t i = 0;
+    g->pending = 1; /* until every question is out */
+    for (root_job_t *job = table.jobs; NULL != job; job = job->next, ++i) {
+        pending_query_t *q = calloc(1, sizeof(*q));
+        if (NULL == q) {
+            continue;
+        }
+        q->asker_fd = -1;
+        q->done = gather_answer;
+        q->arg = g;
+        q->index = i;
+        g->pending++;
+        if (HERD_SUCCESS != send_query(job, what, q)) {
+            g->pending--;
+        }
+    }
+    if (0 == --g->pending) {
+        gather_finish(g);
+        return;
+    }
+    struct timeval tv = {.tv_sec = GATHER_TIMEOUT_S, .tv_usec = 0};
+    opal_event_add(g->timer, &tv);
+}
+
+static int root_signal_job(const char *nspace, int signo, uint32_t uid, void *arg)
+{
+    root_job_t *job = job_find(nspace);
+    return NULL == job ? HERD_ERR_NOT_FOUND : signal_job(job, signo, uid);
+}
+
+void orte_dvm_tool_jobs_serve(orte_dvm_t *dvm)
+{
+    table.dvm = dvm;
+    table.host = (orte_toolsrv_host_t){.base = orte_dvm_event_base(dvm),
+                                       .name = "herd-dvm",
+                                       .system_server = true,
+                                       .jobs = root_jobs,
+                                       .signal_job = root_signal_job};
+    orte_toolsrv_base_start(&table.host, &table.server);
 }

@@ -16,6 +16,7 @@
 #include "orte/mca/iof/iof.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
+#include "orte/mca/toolsrv/toolsrv.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/job.h"
@@ -181,6 +182,8 @@ typedef struct launch_tools {
     opal_event_t *debug_timer; /* --stop-on-exec: until a debugger attaches */
     bool released;             /* --stop-on-exec: the processes were let go */
     int cancel_signo;          /* herd-cancel's signal (0: none) */
+    orte_toolsrv_host_t host;  /* what PMIx tools see (toolsrv) */
+    orte_toolsrv_t *server;
 } launch_tools_t;
 
 typedef struct launch_spawned launch_spawned_t;
@@ -295,6 +298,9 @@ typedef void (*launch_tools_answer_cb_t)(launch_job_t *job, int status,
                                          const opal_buffer_t *answer, void *arg);
 void launch_tools_query(launch_job_t *job, uint32_t what, launch_tools_answer_cb_t cb, void *arg);
 void launch_tools_release(launch_job_t *job);
+/* Serve tools (toolsrv) once the job is started; quietly none when there is no tool server. */
+void launch_tools_serve(launch_job_t *job);
+void launch_tools_unserve(launch_job_t *job);
 /* launch_control.c: herd-cancel's signal (SIGTERM, SIGINT, SIGHUP, SIGKILL end the job). */
 void launch_job_cancel(launch_job_t *job, int signo);
 

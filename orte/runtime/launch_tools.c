@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/util/argv.h"
 #include "opal/util/show_help.h"
@@ -389,4 +390,90 @@ void launch_tools_release(launch_job_t *job)
     t->procs = NULL;
     opal_argv_free(t->programs);
     t->programs = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* herdrun as a tool server (toolsrv: PMIx tools) */
+
+typedef struct {
+    orte_toolsrv_jobs_cb_t cb;
+    void *cbdata;
+} toolsrv_ask_t;
+
+static void toolsrv_answer(launch_job_t *job, int status, const opal_buffer_t *answer, void *arg)
+{
+    toolsrv_ask_t *ask = arg;
+    orte_toolsrv_job_t tj = {.nspace = job->spec->jobid,
+                             .num_procs = job->plan.num_procs,
+                             .aborting = job->state.aborting};
+    orte_toolsrv_proc_t *procs = NULL;
+    const launch_tools_t *t = &job->tools;
+    if (HERD_SUCCESS == status && NULL != t->procs && job->plan.num_procs > 0) {
+        procs = calloc(job->plan.num_procs, sizeof(*procs));
+        for (uint32_t r = 0; NULL != procs && r < job->plan.num_procs; ++r) {
+            const orte_job_proc_status_t *p = &t->procs[r];
+            procs[r] = (orte_toolsrv_proc_t){
+                .rank = r,
+                .host = p->node < job->plan.alloc->num_nodes ? job->plan.alloc->nodes[p->node].name
+                                                             : "?",
+                .executable = (NULL != t->programs && p->app < job->spec->num_apps)
+                                  ? t->programs[p->app]
+                                  : job->spec->apps[0].argv[0],
+                .pid = p->pid,
+                .state = p->state,
+                .exit_code = p->status};
+        }
+        tj.procs = procs;
+        tj.num_known = NULL != procs ? job->plan.num_procs : 0;
+    }
+    ask->cb(HERD_SUCCESS, &tj, 1, ask->cbdata);
+    free(procs);
+    free(ask);
+}
+
+static void toolsrv_jobs(bool with_procs, orte_toolsrv_jobs_cb_t cb, void *cbdata, void *arg)
+{
+    launch_job_t *job = arg;
+    toolsrv_ask_t *ask = malloc(sizeof(*ask));
+    if (NULL == ask) {
+        cb(HERD_ERR_OUT_OF_RESOURCE, NULL, 0, cbdata);
+        return;
+    }
+    ask->cb = cb;
+    ask->cbdata = cbdata;
+    launch_tools_query(job, with_procs ? ORTE_DVM_JOB_QUERY_PROCS : ORTE_DVM_JOB_QUERY_SUMMARY,
+                       toolsrv_answer, ask);
+}
+
+static int toolsrv_signal_job(const char *nspace, int signo, uint32_t uid, void *arg)
+{
+    launch_job_t *job = arg;
+    if (0 != strcmp(nspace, job->spec->jobid)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    if (uid != (uint32_t) getuid()) {
+        return HERD_ERR_AUTH;
+    }
+    launch_job_cancel(job, signo);
+    return HERD_SUCCESS;
+}
+
+void launch_tools_serve(launch_job_t *job)
+{
+    launch_tools_t *t = &job->tools;
+    t->host = (orte_toolsrv_host_t){.base = job->base,
+                                    .name = "herdrun",
+                                    .jobs = toolsrv_jobs,
+                                    .signal_job = toolsrv_signal_job,
+                                    .arg = job};
+    orte_toolsrv_base_start(&t->host, &t->server);
+}
+
+void launch_tools_unserve(launch_job_t *job)
+{
+    if (NULL != job->tools.host.base) {
+        orte_toolsrv_base_stop(job->tools.server);
+        job->tools.server = NULL;
+        job->tools.host.base = NULL;
+    }
 }
