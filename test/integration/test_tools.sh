@@ -106,6 +106,60 @@ herd_ps --nodes --parsable
 expect_eq "--nodes: every node up, slots, slots in use, jobs" "$(tr '\n' ' ' <"$OUT")" \
     "node:sim0001|state:up|slots:4|inuse:4|jobs:2 node:sim0002|state:up|slots:4|inuse:1|jobs:1 node:sim0003|state:up|slots:4|inuse:4|jobs:2 "
 
+# --- PMIx tools (Debian's libpmix-bin) --------------------------------------------------------
+# OpenPMIx 4.2.2's pps ignores --pid, --uri and --namespace: it connects to the host's system
+# server (the DVM root, unless another process is), else to the one server under $TMPDIR; each
+# tool server of herd has its rendezvous in a folder of its own, named after its host's pid.
+root=$(sed -n 's/^pid //p' "$uri")
+pmix_dir() { echo "${TMPDIR:-/tmp}/herd-$(id -u)/pmix-$1"; }
+# pmix_pps PID: pps against the tool server of process PID (output in $OUT, status in $rc)
+pmix_pps() {
+    TMPDIR=$(pmix_dir "$1") timeout 20 pps >"$OUT" 2>&1 # pps prints on stderr
+    rc=$?
+}
+pmix_answers() { [ -d "$(pmix_dir "$1")" ] && pmix_pps "$1" && grep -q '^Active nspaces:' "$OUT"; }
+jobs_sorted() { sed -n 's/^Active nspaces: //p' "$OUT" | tr ',' '\n' | sort | tr '\n' ' '; }
+all_three="$(printf '%s\n' "$job_a" "$job_b" "$job_c" | sort | tr '\n' ' ')"
+if command -v pps >/dev/null && command -v pattrs >/dev/null; then
+    wait_for 10 pmix_answers "$root"
+    pmix_pps "$root"
+    expect_rc "pps, in the DVM root's rendezvous folder" 0
+    expect_eq "lists the three jobs' namespaces" "$(jobs_sorted)" "$all_three"
+    wait_for 10 pmix_answers "$pid_b"
+    pmix_pps "$pid_b"
+    expect_rc "pps, in job b's herdrun's folder" 0
+    expect_eq "lists that job" "$(jobs_sorted)" "$job_b "
+    sys_pid=$(sed -n 3p "${TMPDIR:-/tmp}/pmix.sys.$(hostname)" 2>/dev/null)
+    if [ -n "$sys_pid" ] && [ "$(ps -o ppid= -p "$sys_pid" 2>/dev/null | tr -d ' ')" = "$root" ]; then
+        timeout 20 pps >"$OUT" 2>&1
+        rc=$?
+        expect_rc "pps with no option reaches the DVM root (the host's system server)" 0
+        expect_eq "and lists the three jobs" "$(jobs_sorted)" "$all_three"
+    else
+        echo "SKIP: pps without options (another process is this host's PMIx system server)"
+    fi
+    timeout 20 pattrs --pid "$root" --client PMIx_Get >"$OUT" 2>&1
+    rc=$?
+    expect_rc "pattrs --pid <root> --client PMIx_Get" 0
+    expect_out "lists the attributes" "^CLIENT SUPPORTED ATTRIBUTES"
+    # OpenPMIx 4.2.2's server crashes answering the host's attributes (pattrs --host): only the
+    # tool server's helper process dies, and another is started
+    TMPDIR=$(pmix_dir "$root") timeout 20 pattrs --host all >"$OUT" 2>&1
+    rc=$?
+    expect_fail "pattrs --host fails (OpenPMIx 4.2.2's server crashes on it)"
+    TMPDIR=$(pmix_dir "$pid_b") timeout 20 pattrs --host all >/dev/null 2>&1
+    expect_eq "the jobs run on" "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 2 3"
+    wait_for 10 pmix_answers "$root" && ok "pps answers again after it (a new helper)" ||
+        fail "pps answers again after it (a new helper)"
+    wait_for 10 pmix_answers "$pid_b" && ok "herdrun's too" || fail "herdrun's too"
+    # pquery 4.2.2 itself dies of SIGFPE before it connects (pmix_init_registered_attrs):
+    # nothing reaches the server, nothing changes
+    timeout 20 pquery --pid "$root" PMIX_QUERY_NAMESPACES >/dev/null 2>&1
+    expect_eq "pquery changes nothing either" "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 2 3"
+else
+    echo "SKIP: the PMIx tools need libpmix-bin"
+fi
+
 # --- tools that vanish or send garbage: the jobs go on ---------------------------------------
 sock=$(sed -n 's/^tool //p' "$uri")
 python3 - "$sock" <<'EOF'
@@ -207,6 +261,32 @@ expect_fail "herd-ps without a contact file"
 expect_err "says so" "cannot read the DVM contact file"
 check_clean "the DVM and its jobs"
 
+# --- PMIx tool servers leave nothing behind ----------------------------------------------------
+if command -v pps >/dev/null; then
+    for p in $root $pid_a $pid_b $pid_c; do
+        [ -e "$(pmix_dir "$p")" ] && left_dirs="${left_dirs:-} $(pmix_dir "$p")"
+    done
+    expect_eq "no rendezvous folder left by the DVM root (killed -9) or the herdruns" "${left_dirs:-}" ""
+    start_dvm $SIM 2
+    job_bg s -n 2 sleep 65
+    wait_for 30 running 65 2
+    root=$(sed -n 's/^pid //p' "$uri")
+    wait_for 10 pmix_answers "$root"
+    expect_eq "a second DVM's tool server answers" "$(jobs_sorted)" "$(sed -n 's/^id //p' "$uri").1 "
+    herd_dvm --shutdown --dvm-uri "$uri"
+    expect_rc "its --shutdown" 0
+    run_pid=$pid_s
+    OUT=$WORK/s.out ERR=$WORK/s.err
+    herdrun_wait 30
+    expect_fail "its job ends with it"
+    OUT=$WORK/out ERR=$WORK/err
+    wait_for 10 no_herdd
+    gone() { [ ! -e "$(pmix_dir "$root")" ] && [ ! -e "$(pmix_dir "$pid_s")" ]; }
+    wait_for 5 gone
+    expect_eq "no rendezvous folder left after --shutdown" "$(ls -d "$(pmix_dir "$root")" "$(pmix_dir "$pid_s")" 2>/dev/null)" ""
+    check_clean "a second DVM"
+fi
+
 # --- the debugger interface (MPIR) -------------------------------------------------------------
 if command -v gdb >/dev/null; then
     herdrun_bg $SIM 2 --mca ras_simulator_topology "pack:1 core:2 pu:1" -n 4 --stop-on-exec \
@@ -214,9 +294,7 @@ if command -v gdb >/dev/null; then
     said_stopped() { grep -q "stopped before main" "$ERR"; }
     wait_for 30 said_stopped
     expect_err "herdrun says the processes wait for a debugger" "all 4 processes are stopped before main"
-    hpid=$(for p in $(test_pids); do
-        case $(ps -o args= -p "$p") in *.libs/herdrun*) echo "$p" ;; esac
-    done | head -1)
+    hpid=$run_pid # the libtool wrapper execs herdrun
     # at the breakpoint, gdb runs check.sh RANK PID for each entry: what /proc says then
     cat >"$WORK/check.sh" <<'EOF'
 r=$1 pid=$2
@@ -262,9 +340,7 @@ EOF
     # without --stop-on-exec, the table is there for a debugger that attaches later
     herdrun_bg $SIM 2 -n 4 sleep 64
     wait_for 30 running 64 4
-    hpid=$(for p in $(test_pids); do
-        case $(ps -o args= -p "$p") in *.libs/herdrun*) echo "$p" ;; esac
-    done | head -1)
+    hpid=$run_pid
     have_table() {
         gdb -batch -nx -p "$hpid" -ex 'printf "size %d\n", MPIR_proctable_size' 2>/dev/null |
             grep -q '^size 4$'

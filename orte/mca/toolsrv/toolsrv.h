@@ -40,7 +40,7 @@ typedef void (*orte_toolsrv_jobs_cb_t)(int status, const orte_toolsrv_job_t *job
 typedef struct orte_toolsrv_host {
     opal_event_base_t *base; /* the host's loop: every call below is made from it */
     const char *name;        /* "herdrun" or "herd-dvm", for messages */
-    bool system_server;      /* offer to be this host's system server (the DVM root) */
+    bool system_server;      /* may be the host's system server (the DVM root; toolsrv_pmix_system_server) */
     /* The jobs, with their processes when with_procs; the answer through cb, now or later. */
     void (*jobs)(bool with_procs, orte_toolsrv_jobs_cb_t cb, void *cbdata, void *arg);
     /* A tool of user uid asks to send signo to a job's processes (SIGTERM, SIGKILL end it, as

@@ -12,6 +12,7 @@
  * tool service. */
 #include "herd_config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/fd.h"
 #include "opal/util/output.h"
+#include "opal/util/tmpdir.h"
 #include "orte/mca/toolsrv/toolsrv.h"
 #include "orte/runtime/job_status.h"
 #include "orte/util/pmix/pmix_query.h"
@@ -40,8 +42,9 @@
 #define TOOLSRV_PMIX_DEFAULT_PRIORITY HERD_MCA_PRIORITY_orte_toolsrv_pmix
 
 static struct {
-    int priority; /* toolsrv_pmix_priority */
-} toolsrv_pmix_state = {.priority = TOOLSRV_PMIX_DEFAULT_PRIORITY};
+    int priority;       /* toolsrv_pmix_priority */
+    bool system_server; /* toolsrv_pmix_system_server */
+} toolsrv_pmix_state = {.priority = TOOLSRV_PMIX_DEFAULT_PRIORITY, .system_server = true};
 
 /* ------------------------------------------------------------------------------------------ */
 /* what the tool server offers (PMIX_QUERY_ATTRIBUTE_SUPPORT, pattrs) */
@@ -483,10 +486,81 @@ static const char *tmpdir(void)
     return (NULL != dir && '\0' != dir[0]) ? dir : "/tmp";
 }
 
+/* Where the server's rendezvous files go: a folder of its own, <tmpdir>/herd-<uid>/pmix-<host
+ * pid>. OpenPMIx 4.2.2's pps ignores --pid, --uri and --namespace and connects to the system
+ * server, else to the one server it finds under $TMPDIR: TMPDIR=<this folder> pps picks ours.
+ * Set in the host before the helper is forked (the helper and the host both use it). */
+static char server_dir[PATH_MAX / 2];
+
+static int make_server_dir(pid_t host_pid)
+{
+    char base[PATH_MAX];
+    int rc = opal_private_tmpdir(base, sizeof(base));
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    if ((size_t) snprintf(server_dir, sizeof(server_dir), "%s/pmix-%d", base, (int) host_pid) >=
+        sizeof(server_dir)) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    return (0 == mkdir(server_dir, 0700) || EEXIST == errno) ? HERD_SUCCESS : HERD_ERR_IN_ERRNO;
+}
+
+/* The folder and what the server left in it (files, and its store folders' files). */
+static void remove_server_dir(void)
+{
+    DIR *dir = opendir(server_dir);
+    struct dirent *e;
+    while (NULL != dir && NULL != (e = readdir(dir))) {
+        char path[PATH_MAX * 2];
+        if ('.' == e->d_name[0]) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", server_dir, e->d_name);
+        if (0 != unlink(path) && (EISDIR == errno || EPERM == errno)) {
+            DIR *sub = opendir(path);
+            struct dirent *f;
+            while (NULL != sub && NULL != (f = readdir(sub))) {
+                char inner[PATH_MAX * 3];
+                if ('.' != f->d_name[0]) {
+                    snprintf(inner, sizeof(inner), "%s/%s", path, f->d_name);
+                    unlink(inner);
+                }
+            }
+            if (NULL != sub) {
+                closedir(sub);
+            }
+            rmdir(path);
+        }
+    }
+    if (NULL != dir) {
+        closedir(dir);
+    }
+    rmdir(server_dir);
+}
+
 /* The server's namespace names one of its rendezvous files: unique per host process. */
 static void server_nspace(pid_t host_pid, char *nspace, size_t size)
 {
     snprintf(nspace, size, "herd-toolsrv-%d", (int) host_pid);
+}
+
+/* Whether a live process is this host's PMIx system server already (its rendezvous file names
+ * its pid on the third line). */
+static bool other_system_server(void)
+{
+    char path[PATH_MAX], line[64];
+    snprintf(path, sizeof(path), "%s/pmix.sys.%s", tmpdir(), helper.hostname);
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return false;
+    }
+    long pid = 0;
+    for (int i = 0; i < 3 && NULL != fgets(line, sizeof(line), f); ++i) {
+        pid = strtol(line, NULL, 10);
+    }
+    fclose(f);
+    return pid > 0 && (0 == kill((pid_t) pid, 0) || EPERM == errno);
 }
 
 static pmix_status_t server_init(pid_t host_pid, bool system)
@@ -500,7 +574,7 @@ static pmix_status_t server_init(pid_t host_pid, bool system)
     n++;
     PMIX_INFO_LOAD(&info[n], PMIX_SERVER_TOOL_SUPPORT, &yes, PMIX_BOOL);
     n++;
-    PMIX_INFO_LOAD(&info[n], PMIX_SERVER_TMPDIR, tmpdir(), PMIX_STRING);
+    PMIX_INFO_LOAD(&info[n], PMIX_SERVER_TMPDIR, server_dir, PMIX_STRING);
     n++;
     PMIX_INFO_LOAD(&info[n], PMIX_SYSTEM_TMPDIR, tmpdir(), PMIX_STRING);
     n++;
@@ -518,7 +592,10 @@ static pmix_status_t server_init(pid_t host_pid, bool system)
 /* The rendezvous file of a server with this pid (or namespace): what a tool's --pid reads. */
 static void rendezvous_name(pid_t pid, char *path, size_t size)
 {
-    snprintf(path, size, "%s/pmix.%s.tool.%d", tmpdir(), helper.hostname, (int) pid);
+    int n = snprintf(path, size, "%s/pmix.%s.tool.%d", server_dir, helper.hostname, (int) pid);
+    if (n < 0 || (size_t) n >= size) {
+        path[0] = '\0'; /* too long to be a file we made */
+    }
 }
 
 /* A tool's --pid PID reads pmix.<host>.tool.PID and checks the pid written inside: users know
@@ -549,25 +626,11 @@ static int write_host_rendezvous(pid_t host_pid)
     return 0 == rename(tmp, theirs) ? HERD_SUCCESS : HERD_ERR_IN_ERRNO;
 }
 
-/* What a helper that died left in the tmpdir: its rendezvous files and its store folders. */
-static void remove_helper_files(pid_t host_pid, pid_t helper_pid)
+/* What a helper that died left: its rendezvous files and its store folders (the folder is made
+ * again for the next one). */
+static void remove_helper_files(void)
 {
-    char path[PATH_MAX], nspace[64];
-    rendezvous_name(host_pid, path, sizeof(path));
-    unlink(path);
-    if (helper_pid <= 0) {
-        return;
-    }
-    rendezvous_name(helper_pid, path, sizeof(path));
-    unlink(path);
-    server_nspace(host_pid, nspace, sizeof(nspace));
-    snprintf(path, sizeof(path), "%s/pmix.%s.tool.%s", tmpdir(), helper.hostname, nspace);
-    unlink(path);
-    const char *stores[] = {"pmix_dstor_ds12", "pmix_dstor_ds21"};
-    for (size_t i = 0; i < 2; ++i) {
-        snprintf(path, sizeof(path), "%s/%s_%d", tmpdir(), stores[i], (int) helper_pid);
-        rmdir(path);
-    }
+    remove_server_dir();
 }
 
 /* The helper's life: start the server, tell the host, serve until the host is gone. */
@@ -582,7 +645,8 @@ static void __attribute__((noreturn)) helper_main(int fd, pid_t host_pid, bool s
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* no PR_SET_PDEATHSIG: a host that dies (even of SIGKILL) closes its end of the socket,
+     * and the helper then cleans up (its rendezvous files) before it goes */
     if (getppid() != host_pid) {
         _exit(0);
     }
@@ -607,7 +671,7 @@ static void __attribute__((noreturn)) helper_main(int fd, pid_t host_pid, bool s
             ++i;
         }
     }
-    pmix_status_t prc = server_init(host_pid, system);
+    pmix_status_t prc = server_init(host_pid, system && !other_system_server());
     if (PMIX_SUCCESS != prc && system) {
         /* another system server runs here: by pid or URI only */
         prc = server_init(host_pid, false);
@@ -633,6 +697,9 @@ static void __attribute__((noreturn)) helper_main(int fd, pid_t host_pid, bool s
     unlink(host_file);
     if (PMIX_SUCCESS == prc) {
         PMIx_server_finalize();
+    }
+    if (getppid() != host_pid) {
+        remove_server_dir(); /* the host died: nobody else will */
     }
     _exit(0);
 }
@@ -731,7 +798,7 @@ static void helper_gone(orte_toolsrv_t *srv)
                         srv->host->name, (int) srv->pid, WIFSIGNALED(wstatus) ? "signal" : "status",
                         WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus),
                         again ? ": starting another" : "; no more tools");
-    remove_helper_files(getpid(), srv->pid);
+    remove_helper_files();
     srv->pid = -1;
     if (again) {
         (void) helper_start(srv);
@@ -855,6 +922,10 @@ static int helper_start(orte_toolsrv_t *srv)
     if (0 != socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
         return HERD_ERR_IN_ERRNO;
     }
+    int rc = make_server_dir(getpid());
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
     fflush(stdout);
     fflush(stderr);
     clock_gettime(CLOCK_MONOTONIC, &srv->started);
@@ -862,7 +933,8 @@ static int helper_start(orte_toolsrv_t *srv)
     pid_t pid = fork();
     if (0 == pid) {
         close(sv[0]);
-        helper_main(sv[1], host_pid, srv->host->system_server);
+        helper_main(sv[1], host_pid,
+                    srv->host->system_server && toolsrv_pmix_state.system_server);
     }
     close(sv[1]);
     if (pid < 0) {
@@ -872,8 +944,8 @@ static int helper_start(orte_toolsrv_t *srv)
     srv->fd = sv[0];
     srv->pid = pid;
     fcntl(srv->fd, F_SETFL, fcntl(srv->fd, F_GETFL) | O_NONBLOCK);
-    int rc = opal_event_fd_create(srv->host->base, srv->fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                  host_recv_cb, srv, &srv->event);
+    rc = opal_event_fd_create(srv->host->base, srv->fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                              host_recv_cb, srv, &srv->event);
     if (HERD_SUCCESS == rc) {
         opal_event_add(srv->event, NULL);
     }
@@ -927,8 +999,8 @@ static void toolsrv_pmix_stop(orte_toolsrv_t *srv)
     if (srv->pid > 0) {
         kill(srv->pid, SIGKILL);
         waitpid(srv->pid, NULL, 0);
-        remove_helper_files(getpid(), srv->pid);
     }
+    remove_server_dir(); /* after the helper's own clean-up, or in its place */
     free(srv->in);
     free(srv);
 }
@@ -942,10 +1014,20 @@ static const orte_toolsrv_module_t toolsrv_pmix_module = {
 static int toolsrv_pmix_register(const opal_mca_component_t *component)
 {
     toolsrv_pmix_state.priority = TOOLSRV_PMIX_DEFAULT_PRIORITY;
+    toolsrv_pmix_state.system_server = true;
     int index = opal_mca_var_register(component, "priority",
                                       "Priority of the pmix toolsrv component (herdrun and the DVM "
                                       "root serve PMIx tools: pps, pattrs, pquery)",
                                       OPAL_MCA_VAR_INT, &toolsrv_pmix_state.priority);
+    if (index >= 0) {
+        /* OpenPMIx 4.2.2's pps connects to the system server first (it ignores --pid): the
+         * DVM root is it, unless another process is already */
+        index = opal_mca_var_register(component, "system_server",
+                                      "The DVM root (herd-dvm) is this host's PMIx system server, "
+                                      "unless another process is already: PMIx tools (pps) "
+                                      "connect to it first",
+                                      OPAL_MCA_VAR_BOOL, &toolsrv_pmix_state.system_server);
+    }
     return index < 0 ? index : HERD_SUCCESS;
 }
 
