@@ -321,6 +321,7 @@ EOF
     expect_eq "gdb reads MPIR_debug_state (spawned) and a table of 4" \
         "$(sed -n 's/^state //p' "$WORK/gdb.out")" "1 size 4"
     bad=""
+    [ "$(grep -c '^check ' "$WORK/gdb.out")" -eq 4 ] || bad="gdb ran check.sh $(grep -c '^check ' "$WORK/gdb.out") times, not 4;"
     for r in 0 1 2 3; do
         set -- $(grep "^proc $r " "$WORK/gdb.out") x x x x x
         host=$3 exe=$4 pid=$5
@@ -328,10 +329,10 @@ EOF
         [ "$(grep "^check $r " "$WORK/gdb.out")" = "$expected" ] ||
             bad="$bad wanted '$expected', /proc said '$(grep "^check $r " "$WORK/gdb.out")';"
         echo "$host"
-    done >"$WORK/hosts"
+    done >"$WORK/table_hosts"
     expect_eq "each entry is its rank's pid and program, stopped before main" "$bad" ""
     expect_eq "the hosts: 2 processes on each of the 2 nodes" \
-        "$(sort "$WORK/hosts" | uniq -c | awk '{print $1, $2}' | tr '\n' ' ')" "2 sim0001 2 sim0002 "
+        "$(sort "$WORK/table_hosts" | uniq -c | awk '{print $1, $2}' | tr '\n' ' ')" "2 sim0001 2 sim0002 "
     herdrun_wait 30
     expect_rc "the processes run once the debugger let herdrun go on" 0
     expect_eq "every rank ran" "$(sort "$OUT" | tr '\n' ' ')" "rank 0 ran rank 1 ran rank 2 ran rank 3 ran "
