@@ -413,8 +413,8 @@ static void gather_finish(gather_t *g)
         const orte_job_status_t *st = g->status[i];
         jobs[i].nspace = g->nspaces[i];
         jobs[i].num_procs = NULL != st ? st->num_procs : g->num_procs[i];
-        jobs[i].aborting = NULL != st && 0 != strcmp(st->state, "running") &&
-                           0 != strcmp(st->state, "stopped");
+        jobs[i].aborting =
+            NULL != st && 0 != strcmp(st->state, "running") && 0 != strcmp(st->state, "stopped");
         if (NULL == st || 0 == st->num_table ||
             NULL == (procs[i] = calloc(st->num_table, sizeof(**procs)))) {
             continue;

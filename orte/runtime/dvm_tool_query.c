@@ -167,8 +167,9 @@ const orte_dvm_ps_job_t *orte_dvm_ps_find_job(const orte_dvm_ps_t *ps, const cha
     size_t idlen = strlen(ps->id);
     for (uint32_t i = 0; i < ps->num_jobs; ++i) {
         const char *jobid = ps->jobs[i].jobid;
-        if (0 == strcmp(jobid, text) || (0 == strncmp(jobid, ps->id, idlen) &&
-                                         '.' == jobid[idlen] && 0 == strcmp(jobid + idlen + 1, text))) {
+        if (0 == strcmp(jobid, text) ||
+            (0 == strncmp(jobid, ps->id, idlen) && '.' == jobid[idlen] &&
+             0 == strcmp(jobid + idlen + 1, text))) {
             return &ps->jobs[i];
         }
     }
@@ -183,8 +184,8 @@ struct orte_dvm_conn {
     int timeout_ms;
 };
 
-int orte_dvm_conn_open(const char *uri_file, int timeout_ms, orte_dvm_conn_t **conn_out,
-                       char *why, size_t why_size)
+int orte_dvm_conn_open(const char *uri_file, int timeout_ms, orte_dvm_conn_t **conn_out, char *why,
+                       size_t why_size)
 {
     char *path = NULL;
     FILE *f = fopen(uri_file, "r");

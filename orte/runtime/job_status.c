@@ -54,8 +54,7 @@ int orte_job_status_pack(opal_buffer_t *buffer, const orte_job_status_t *s)
     if (HERD_SUCCESS != (rc = opal_buffer_pack_string(buffer, s->state)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, s->num_procs)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, s->nodes, s->num_nodes)) ||
-        HERD_SUCCESS !=
-            (rc = opal_buffer_pack_uint32_array(buffer, s->node_procs, s->num_nodes)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, s->node_procs, s->num_nodes)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_string_array(buffer, s->programs, s->num_apps)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, s->num_table))) {
         return rc;

@@ -114,9 +114,8 @@ static void all_started(launch_job_t *job)
         }
         for (uint32_t r = 0; r < n; ++r) {
             const orte_job_proc_status_t *p = &t->procs[r];
-            descs[r].host = p->node < job->plan.alloc->num_nodes
-                                ? job->plan.alloc->nodes[p->node].name
-                                : "?";
+            descs[r].host =
+                p->node < job->plan.alloc->num_nodes ? job->plan.alloc->nodes[p->node].name : "?";
             descs[r].executable = (NULL != t->programs && p->app < job->spec->num_apps)
                                       ? t->programs[p->app]
                                       : job->spec->apps[0].argv[0];

@@ -60,8 +60,7 @@ static void send_table(orte_session_t *s, uint32_t qid)
     int rc = NULL == progs ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
     if (HERD_SUCCESS == rc && HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, qid)) &&
         HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, s->my_candidate)) &&
-        HERD_SUCCESS ==
-            (rc = opal_buffer_pack_string_array(&buffer, progs, s->spec->num_apps))) {
+        HERD_SUCCESS == (rc = opal_buffer_pack_string_array(&buffer, progs, s->spec->num_apps))) {
         rc = opal_buffer_pack_uint32(&buffer, n);
     }
     for (uint32_t i = 0; HERD_SUCCESS == rc && i < n && first + i < s->local.num_records; ++i) {
@@ -83,8 +82,8 @@ static void send_table(orte_session_t *s, uint32_t qid)
 
 void orte_session_ptable_started(orte_session_t *s)
 {
-    if (s->local.ptable_sent || 0 == (s->spec->flags & ORTE_JOB_FLAG_PROCTABLE) ||
-        !s->map.done || 0 == s->map.num_jobs) {
+    if (s->local.ptable_sent || 0 == (s->spec->flags & ORTE_JOB_FLAG_PROCTABLE) || !s->map.done ||
+        0 == s->map.num_jobs) {
         return;
     }
     const orte_session_nsjob_t *nsj = s->map.jobs[0];

@@ -19,9 +19,9 @@ typedef struct orte_toolsrv_proc {
     uint32_t rank;
     const char *host;
     const char *executable;
-    int pid;           /* 0: not known */
-    uint8_t state;     /* orte_job_proc_state_t (orte/runtime/job_status.h) */
-    int exit_code;     /* once exited: its status (128 + signal when killed) */
+    int pid;       /* 0: not known */
+    uint8_t state; /* orte_job_proc_state_t (orte/runtime/job_status.h) */
+    int exit_code; /* once exited: its status (128 + signal when killed) */
 } orte_toolsrv_proc_t;
 
 /* One job the host drives (herdrun) or runs (the DVM root). */
@@ -40,7 +40,8 @@ typedef void (*orte_toolsrv_jobs_cb_t)(int status, const orte_toolsrv_job_t *job
 typedef struct orte_toolsrv_host {
     opal_event_base_t *base; /* the host's loop: every call below is made from it */
     const char *name;        /* "herdrun" or "herd-dvm", for messages */
-    bool system_server;      /* may be the host's system server (the DVM root; toolsrv_pmix_system_server) */
+    bool system_server;      /* may be the host's system server (the DVM root;
+                                toolsrv_pmix_system_server) */
     /* The jobs, with their processes when with_procs; the answer through cb, now or later. */
     void (*jobs)(bool with_procs, orte_toolsrv_jobs_cb_t cb, void *cbdata, void *arg);
     /* A tool of user uid asks to send signo to a job's processes (SIGTERM, SIGKILL end it, as

@@ -53,8 +53,8 @@ static void elapsed_text(uint64_t seconds, char *buf, size_t size)
 {
     unsigned long long s = (unsigned long long) seconds;
     if (s >= 86400) {
-        snprintf(buf, size, "%llu-%02llu:%02llu:%02llu", s / 86400, s % 86400 / 3600,
-                 s % 3600 / 60, s % 60);
+        snprintf(buf, size, "%llu-%02llu:%02llu:%02llu", s / 86400, s % 86400 / 3600, s % 3600 / 60,
+                 s % 60);
     } else {
         snprintf(buf, size, "%llu:%02llu:%02llu", s / 3600, s % 3600 / 60, s % 60);
     }
@@ -127,7 +127,8 @@ static void print_jobs(const view_t *v, format_t format)
         elapsed_text(secs, elapsed, sizeof(elapsed));
         if (FORMAT_TABLE == format) {
             printf("%-24s %-10s %-10s %7u %6u %11s  %s\n", job->jobid, user, job_state(v, j),
-                   job_procs(v, j), job->num_nodes, elapsed, NULL != job->command ? job->command : "");
+                   job_procs(v, j), job->num_nodes, elapsed,
+                   NULL != job->command ? job->command : "");
         } else if (FORMAT_PARSABLE == format) {
             printf("jobid:%s|user:%s|uid:%u|state:%s|procs:%u|nodes:%u|nodelist:%s|elapsed:%llu|"
                    "herdrun_pid:%d|command:%s\n",
@@ -214,8 +215,7 @@ static void print_procs(const orte_dvm_ps_t *ps, const orte_dvm_ps_job_t *job,
                         const orte_job_status_t *st, format_t format)
 {
     if (FORMAT_TABLE == format) {
-        printf("%-8s %-24s %8s %-16s %6s  %s\n", "RANK", "NODE", "PID", "STATE", "EXIT",
-               "PROGRAM");
+        printf("%-8s %-24s %8s %-16s %6s  %s\n", "RANK", "NODE", "PID", "STATE", "EXIT", "PROGRAM");
     } else if (FORMAT_JSON == format) {
         printf("{\"jobid\": ");
         json_string(stdout, job->jobid);
@@ -227,9 +227,8 @@ static void print_procs(const orte_dvm_ps_t *ps, const orte_dvm_ps_job_t *job,
         const orte_job_proc_status_t *p = &st->procs[i];
         const char *node = p->node < ps->num_nodes ? ps->nodes[p->node].name : "?";
         const char *state = orte_job_proc_state_name(p->state);
-        const char *program = p->app < st->num_apps && NULL != st->programs[p->app]
-                                  ? st->programs[p->app]
-                                  : "?";
+        const char *program =
+            p->app < st->num_apps && NULL != st->programs[p->app] ? st->programs[p->app] : "?";
         char exit_text[16] = "-";
         if (ORTE_JOB_PROC_EXITED == p->state) {
             snprintf(exit_text, sizeof(exit_text), "%d", p->status);

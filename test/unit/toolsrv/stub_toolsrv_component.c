@@ -16,8 +16,8 @@
 #define OPAL_MCA_toolsrv_INTERFACE_VERSION STUB_INTERFACE_VERSION
 #endif
 
-#define STUB_STR2(x) #x
-#define STUB_STR(x)  STUB_STR2(x)
+#define STUB_STR2(x)         #x
+#define STUB_STR(x)          STUB_STR2(x)
 #define STUB_DECLARE(n, ...) OPAL_MCA_COMPONENT(orte, toolsrv, n, __VA_ARGS__)
 
 static struct {

@@ -98,10 +98,8 @@ static void test_excluded_means_none(void **state)
 {
     opal_event_base_t *base = NULL;
     assert_int_equal(opal_event_base_create(&base), HERD_SUCCESS);
-    orte_toolsrv_host_t host = {.base = base,
-                                .name = "test",
-                                .jobs = host_jobs,
-                                .signal_job = host_signal_job};
+    orte_toolsrv_host_t host = {
+        .base = base, .name = "test", .jobs = host_jobs, .signal_job = host_signal_job};
     orte_toolsrv_t *server = (orte_toolsrv_t *) &host; /* must be reset */
     setenv("HERD_MCA_toolsrv", "^pmix", 1);
     herd_test_capture_start(&stderr_capture);
@@ -122,10 +120,8 @@ static void test_stub_outranks_and_calls_host(void **state)
 {
     opal_event_base_t *base = NULL;
     assert_int_equal(opal_event_base_create(&base), HERD_SUCCESS);
-    orte_toolsrv_host_t host = {.base = base,
-                                .name = "test",
-                                .jobs = host_jobs,
-                                .signal_job = host_signal_job};
+    orte_toolsrv_host_t host = {
+        .base = base, .name = "test", .jobs = host_jobs, .signal_job = host_signal_job};
     orte_toolsrv_t *server = NULL;
     use_stub_components();
     herd_test_capture_start(&stderr_capture);

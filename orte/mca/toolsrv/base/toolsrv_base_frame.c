@@ -11,8 +11,8 @@
 #include "orte/mca/toolsrv/base/static-components.h"
 
 opal_mca_framework_t orte_toolsrv_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
-    orte, toolsrv, "Tool server: what standard tools (PMIx pps, pattrs, pquery) connect to",
-    false, orte_toolsrv_static_components, NULL, orte_toolsrv_component_hints);
+    orte, toolsrv, "Tool server: what standard tools (PMIx pps, pattrs, pquery) connect to", false,
+    orte_toolsrv_static_components, NULL, orte_toolsrv_component_hints);
 
 int orte_toolsrv_base_open(void)
 {

@@ -455,8 +455,8 @@ static bool helper_read_answer(void)
                     *p = r->next; /* complete: ours now */
                 } else {
                     if (HERD_SUCCESS != status) {
-                        r->status = HERD_ERR_AUTH == status ? PMIX_ERR_NO_PERMISSIONS
-                                                            : PMIX_ERR_NOT_FOUND;
+                        r->status =
+                            HERD_ERR_AUTH == status ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_NOT_FOUND;
                     }
                     r = NULL; /* more answers to come */
                 }
@@ -933,8 +933,7 @@ static int helper_start(orte_toolsrv_t *srv)
     pid_t pid = fork();
     if (0 == pid) {
         close(sv[0]);
-        helper_main(sv[1], host_pid,
-                    srv->host->system_server && toolsrv_pmix_state.system_server);
+        helper_main(sv[1], host_pid, srv->host->system_server && toolsrv_pmix_state.system_server);
     }
     close(sv[1]);
     if (pid < 0) {
