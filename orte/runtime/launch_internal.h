@@ -184,6 +184,7 @@ typedef struct launch_tools {
     int cancel_signo;          /* herd-cancel's signal (0: none) */
     orte_toolsrv_host_t host;  /* what PMIx tools see (toolsrv) */
     orte_toolsrv_t *server;
+    opal_event_t *serve_timer; /* the server starts once the job has run a moment */
 } launch_tools_t;
 
 typedef struct launch_spawned launch_spawned_t;

@@ -457,9 +457,13 @@ static int toolsrv_signal_job(const char *nspace, int signo, uint32_t uid, void 
     return HERD_SUCCESS;
 }
 
-void launch_tools_serve(launch_job_t *job)
+static void serve_cb(int fd, short what, void *arg)
 {
+    launch_job_t *job = arg;
     launch_tools_t *t = &job->tools;
+    if (job->state.finished) {
+        return;
+    }
     t->host = (orte_toolsrv_host_t){.base = job->base,
                                     .name = "herdrun",
                                     .jobs = toolsrv_jobs,
@@ -468,8 +472,26 @@ void launch_tools_serve(launch_job_t *job)
     orte_toolsrv_base_start(&t->host, &t->server);
 }
 
+/* Tools attach to jobs that run a while: the tool server (a forked helper starting a PMIx
+ * server, a fifth of a short job's time on a busy host) starts only once the job has run a
+ * quarter of a second. */
+#define TOOLS_SERVE_DELAY_US 250000
+
+void launch_tools_serve(launch_job_t *job)
+{
+    launch_tools_t *t = &job->tools;
+    if (HERD_SUCCESS == opal_event_timer_create(job->base, false, serve_cb, job, &t->serve_timer)) {
+        struct timeval tv = {.tv_sec = 0, .tv_usec = TOOLS_SERVE_DELAY_US};
+        opal_event_add(t->serve_timer, &tv);
+    }
+}
+
 void launch_tools_unserve(launch_job_t *job)
 {
+    if (NULL != job->tools.serve_timer) {
+        opal_event_free(job->tools.serve_timer);
+        job->tools.serve_timer = NULL;
+    }
     if (NULL != job->tools.host.base) {
         orte_toolsrv_base_stop(job->tools.server);
         job->tools.server = NULL;

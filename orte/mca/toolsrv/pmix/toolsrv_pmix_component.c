@@ -626,6 +626,25 @@ static int write_host_rendezvous(pid_t host_pid)
     return 0 == rename(tmp, theirs) ? HERD_SUCCESS : HERD_ERR_IN_ERRNO;
 }
 
+/* The host's system-server file, if that helper wrote it. */
+static void remove_system_file(pid_t helper_pid)
+{
+    char path[PATH_MAX], line[64];
+    snprintf(path, sizeof(path), "%s/pmix.sys.%s", tmpdir(), helper.hostname);
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return;
+    }
+    long pid = 0;
+    for (int i = 0; i < 3 && NULL != fgets(line, sizeof(line), f); ++i) {
+        pid = strtol(line, NULL, 10);
+    }
+    fclose(f);
+    if (pid == (long) helper_pid) {
+        unlink(path);
+    }
+}
+
 /* What a helper that died left: its rendezvous files and its store folders (the folder is made
  * again for the next one). */
 static void remove_helper_files(void)
@@ -799,6 +818,7 @@ static void helper_gone(orte_toolsrv_t *srv)
                         WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus),
                         again ? ": starting another" : "; no more tools");
     remove_helper_files();
+    remove_system_file(srv->pid);
     srv->pid = -1;
     if (again) {
         (void) helper_start(srv);
@@ -985,21 +1005,16 @@ static void toolsrv_pmix_stop(orte_toolsrv_t *srv)
         opal_event_free(srv->event);
     }
     if (srv->fd >= 0) {
-        close(srv->fd); /* the helper's cue to stop */
+        close(srv->fd);
     }
-    /* it finalizes its server and exits: a second at most, then it is killed */
-    for (int i = 0; srv->pid > 0 && i < 100; ++i) {
-        if (srv->pid == waitpid(srv->pid, NULL, WNOHANG)) {
-            srv->pid = -1;
-            break;
-        }
-        usleep(10000);
-    }
+    /* Killed rather than let finalize its server: that took a tenth of a second, at the end of
+     * every job; what it would remove is ours to remove (its folder, its system-server file). */
     if (srv->pid > 0) {
         kill(srv->pid, SIGKILL);
         waitpid(srv->pid, NULL, 0);
+        remove_system_file(srv->pid);
     }
-    remove_server_dir(); /* after the helper's own clean-up, or in its place */
+    remove_server_dir();
     free(srv->in);
     free(srv);
 }
