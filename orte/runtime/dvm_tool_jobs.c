@@ -5,6 +5,7 @@
  * once the asking user is found to own the job. */
 #include "herd_config.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -74,7 +75,7 @@ int orte_dvm_tool_jobs_add(orte_dvm_t *dvm, int fd, uid_t uid, pid_t pid,
         job->info.nodes[i] = launch->node_index[launch->participants[i]];
     }
     job->info.num_nodes = launch->num_participants;
-    (void) dvm;
+    table.dvm = dvm;
     job->next = table.jobs;
     table.jobs = job;
     return HERD_SUCCESS;
@@ -298,6 +299,17 @@ static int signal_job(root_job_t *job, int signo, uint32_t uid)
     opal_buffer_destruct(&buffer);
     if (HERD_SUCCESS == status && 0 == job->info.cancel_signo) {
         job->info.cancel_signo = signo;
+    }
+    if (SIGKILL == signo && NULL != table.dvm) {
+        /* at once, whatever herdrun and the session daemons do: a stopped session daemon
+         * cannot kill its processes, its node daemon can kill it (and they die with it) */
+        opal_buffer_t kill_cmd;
+        opal_buffer_init(&kill_cmd);
+        if (HERD_SUCCESS == opal_buffer_pack_string(&kill_cmd, job->info.jobid)) {
+            (void) orte_dvm_root_command(table.dvm, ORTE_DVM_CMD_KILL_JOB, kill_cmd.base,
+                                         kill_cmd.used);
+        }
+        opal_buffer_destruct(&kill_cmd);
     }
     return status;
 }

@@ -245,6 +245,28 @@ OUT=$WORK/out ERR=$WORK/err
 herd_ps --parsable
 expect_eq "no job left" "$(cat "$OUT")" ""
 
+# --- a stopped session daemon: herd-cancel --signal KILL has its node daemon kill it -----------
+job_bg d --host sim0002 -n 2 sleep 66
+wait_for 30 running 66 2
+sleeper=$(for p in $(test_pids); do [ "$(ps -o args= -p "$p")" = "sleep 66" ] && echo "$p"; done | head -1)
+session=$(ps -o ppid= -p "$sleeper" | tr -d ' ')
+expect_eq "job d's session daemon found" "$(ps -o args= -p "$session" | cut -d' ' -f2)" "--session"
+kill -STOP "$session"
+herd_ps --parsable
+job_d=$(sed -n 's/^jobid:\([^|]*\)|.*command:sleep 66$/\1/p' "$OUT")
+herd_cancel --signal KILL "$job_d"
+expect_rc "herd-cancel --signal KILL of a job whose session daemon is stopped" 0
+sleepers_gone() { [ "$(procs_named 66)" -eq 0 ]; }
+wait_for 20 sleepers_gone
+expect_eq "its processes are gone (its node daemon killed the session daemon)" "$(procs_named 66)" 0
+run_pid=$pid_d
+OUT=$WORK/d.out ERR=$WORK/d.err
+herdrun_wait 30
+expect_fail "its herdrun ends"
+expect_err "saying the job was cancelled" "job $job_d cancelled \(herd-cancel, Killed\)"
+OUT=$WORK/out ERR=$WORK/err
+expect_eq "no session daemon of it left" "$(ps -o pid= -p "$session" | tr -d ' ')" ""
+
 # --- a DVM that is gone ----------------------------------------------------------------------
 root=$(sed -n 's/^pid //p' "$uri")
 kill -9 "$root"
