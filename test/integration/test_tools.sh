@@ -43,23 +43,23 @@ job_bg() { # job_bg NAME ARGS...: herdrun --dvm-uri in the background; pid in pi
     eval "pid_$name=\$!"
 }
 # one after the other, so that their numbers are 1, 2, 3
-job_bg a -n 4 --map-by node sleep 61
-wait_for 30 running 61 4
-job_bg b --host sim0001 -n 2 sleep 62
-wait_for 30 running 62 2
-job_bg c --host sim0003 -n 3 sleep 63
-wait_for 30 running 63 3
-expect_eq "the three jobs' processes run" "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 2 3"
+job_bg a -n 4 --map-by node sleep 6001
+wait_for 30 running 6001 4
+job_bg b --host sim0001 -n 2 sleep 6002
+wait_for 30 running 6002 2
+job_bg c --host sim0003 -n 3 sleep 6003
+wait_for 30 running 6003 3
+expect_eq "the three jobs' processes run" "$(procs_named 6001) $(procs_named 6002) $(procs_named 6003)" "4 2 3"
 
 herd_ps
 expect_rc "herd-ps lists the jobs" 0
 expect_out "with a header" "^JOBID +USER +STATE +PROCS +NODES +ELAPSED +COMMAND"
 expect_eq "three jobs, oldest first" "$(tail -n +2 "$OUT" | awk '{print $NF}' | tr '\n' ' ')" \
-    "61 62 63 "
+    "6001 6002 6003 "
 herd_ps --parsable
-rec_a=$(grep 'command:sleep 61$' "$OUT")
-rec_b=$(grep 'command:sleep 62$' "$OUT")
-rec_c=$(grep 'command:sleep 63$' "$OUT")
+rec_a=$(grep 'command:sleep 6001$' "$OUT")
+rec_b=$(grep 'command:sleep 6002$' "$OUT")
+rec_c=$(grep 'command:sleep 6003$' "$OUT")
 expect_eq "job a: running, 4 processes on 3 nodes" \
     "$(field "$rec_a" state) $(field "$rec_a" procs) $(field "$rec_a" nodes)" "running 4 3"
 expect_eq "job b: running, 2 processes on sim0001" \
@@ -87,7 +87,7 @@ while IFS= read -r line; do
     rank=$(field "$line" rank)
     pid=$(field "$line" pid)
     [ "$(field "$line" state)" = running ] || bad="$bad rank $rank not running;"
-    [ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" = "sleep 61 " ] || bad="$bad pid $pid is not sleep 61;"
+    [ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" = "sleep 6001 " ] || bad="$bad pid $pid is not sleep 6001;"
     tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "HERD_RANK=$rank" ||
         bad="$bad pid $pid is not rank $rank;"
     [ "$(field "$line" program)" = "$(readlink -f "/proc/$pid/exe")" ] || bad="$bad pid $pid's program;"
@@ -148,14 +148,14 @@ if command -v pps >/dev/null && command -v pattrs >/dev/null; then
     rc=$?
     expect_fail "pattrs --host fails (OpenPMIx 4.2.2's server crashes on it)"
     TMPDIR=$(pmix_dir "$pid_b") timeout 20 pattrs --host all >/dev/null 2>&1
-    expect_eq "the jobs run on" "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 2 3"
+    expect_eq "the jobs run on" "$(procs_named 6001) $(procs_named 6002) $(procs_named 6003)" "4 2 3"
     wait_for 10 pmix_answers "$root" && ok "pps answers again after it (a new helper)" ||
         fail "pps answers again after it (a new helper)"
     wait_for 10 pmix_answers "$pid_b" && ok "herdrun's too" || fail "herdrun's too"
     # pquery 4.2.2 itself dies of SIGFPE before it connects (pmix_init_registered_attrs):
     # nothing reaches the server, nothing changes
     timeout 20 pquery --pid "$root" PMIX_QUERY_NAMESPACES >/dev/null 2>&1
-    expect_eq "pquery changes nothing either" "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 2 3"
+    expect_eq "pquery changes nothing either" "$(procs_named 6001) $(procs_named 6002) $(procs_named 6003)" "4 2 3"
 else
     echo "SKIP: the PMIx tools need libpmix-bin"
 fi
@@ -182,7 +182,7 @@ EOF
 herd_ps --parsable
 expect_eq "after the bad tools, herd-ps still answers: three jobs running" \
     "$(grep -c '|state:running|' "$OUT")" 3
-expect_eq "and every process still runs" "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 2 3"
+expect_eq "and every process still runs" "$(procs_named 6001) $(procs_named 6002) $(procs_named 6003)" "4 2 3"
 grep -q "dropping a tool connection" "$WORK/dvm.log" && ok "the DVM's log says it dropped them" ||
     fail "the DVM's log says it dropped them ($(cat "$WORK/dvm.log"))"
 
@@ -206,7 +206,7 @@ rc=$?
 expect_fail "another user cannot cancel (the DVM's socket)"
 expect_err "and is told why" "Only the DVM's own user may use it"
 chmod 700 "$WORK"
-expect_eq "job b still runs" "$(procs_named 62)" 2
+expect_eq "job b still runs" "$(procs_named 6002)" 2
 
 herd_cancel "$job_b"
 expect_rc "herd-cancel JOB" 0
@@ -217,7 +217,7 @@ expect_rc "its herdrun exits 128+SIGTERM" 143
 expect_err "and says the job was cancelled" "job $job_b cancelled \(herd-cancel, Terminated\)"
 OUT=$WORK/out ERR=$WORK/err
 expect_eq "job b's processes are gone, the others run" \
-    "$(procs_named 61) $(procs_named 62) $(procs_named 63)" "4 0 3"
+    "$(procs_named 6001) $(procs_named 6002) $(procs_named 6003)" "4 0 3"
 herd_ps --parsable
 expect_eq "herd-ps lists two jobs" "$(cut -d'|' -f1 "$OUT" | tr '\n' ' ')" "jobid:$job_a jobid:$job_c "
 herd_cancel "$job_b"
@@ -246,19 +246,19 @@ herd_ps --parsable
 expect_eq "no job left" "$(cat "$OUT")" ""
 
 # --- a stopped session daemon: herd-cancel --signal KILL has its node daemon kill it -----------
-job_bg d --host sim0002 -n 2 sleep 66
-wait_for 30 running 66 2
-sleeper=$(for p in $(test_pids); do [ "$(ps -o args= -p "$p")" = "sleep 66" ] && echo "$p"; done | head -1)
+job_bg d --host sim0002 -n 2 sleep 6006
+wait_for 30 running 6006 2
+sleeper=$(for p in $(test_pids); do [ "$(ps -o args= -p "$p")" = "sleep 6006" ] && echo "$p"; done | head -1)
 session=$(ps -o ppid= -p "$sleeper" | tr -d ' ')
 expect_eq "job d's session daemon found" "$(ps -o args= -p "$session" | cut -d' ' -f2)" "--session"
 kill -STOP "$session"
 herd_ps --parsable
-job_d=$(sed -n 's/^jobid:\([^|]*\)|.*command:sleep 66$/\1/p' "$OUT")
+job_d=$(sed -n 's/^jobid:\([^|]*\)|.*command:sleep 6006$/\1/p' "$OUT")
 herd_cancel --signal KILL "$job_d"
 expect_rc "herd-cancel --signal KILL of a job whose session daemon is stopped" 0
-sleepers_gone() { [ "$(procs_named 66)" -eq 0 ]; }
+sleepers_gone() { [ "$(procs_named 6006)" -eq 0 ]; }
 wait_for 20 sleepers_gone
-expect_eq "its processes are gone (its node daemon killed the session daemon)" "$(procs_named 66)" 0
+expect_eq "its processes are gone (its node daemon killed the session daemon)" "$(procs_named 6006)" 0
 run_pid=$pid_d
 OUT=$WORK/d.out ERR=$WORK/d.err
 herdrun_wait 30
@@ -290,8 +290,8 @@ if command -v pps >/dev/null; then
     done
     expect_eq "no rendezvous folder left by the DVM root (killed -9) or the herdruns" "${left_dirs:-}" ""
     start_dvm $SIM 2
-    job_bg s -n 2 sleep 65
-    wait_for 30 running 65 2
+    job_bg s -n 2 sleep 6005
+    wait_for 30 running 6005 2
     root=$(sed -n 's/^pid //p' "$uri")
     wait_for 10 pmix_answers "$root"
     expect_eq "a second DVM's tool server answers" "$(jobs_sorted)" "$(sed -n 's/^id //p' "$uri").1 "
@@ -361,8 +361,8 @@ EOF
     check_clean "--stop-on-exec"
 
     # without --stop-on-exec, the table is there for a debugger that attaches later
-    herdrun_bg $SIM 2 -n 4 sleep 64
-    wait_for 30 running 64 4
+    herdrun_bg $SIM 2 -n 4 sleep 6004
+    wait_for 30 running 6004 4
     hpid=$run_pid
     have_table() {
         gdb -batch -nx -p "$hpid" -ex 'printf "size %d\n", MPIR_proctable_size' 2>/dev/null |

@@ -42,19 +42,19 @@ job_bg() { # job_bg NAME ARGS...: herdrun --dvm-uri on n1 in the background; pid
         </dev/null >"$WORK/$name.out" 2>"$WORK/$name.err" &
     eval "pid_$name=\$!"
 }
-job_bg a -n 4 --map-by node sleep 71
-wait_for 30 running 71 4
-job_bg b --host n1 -n 2 sleep 72
-wait_for 30 running 72 2
-job_bg c --host n2 -n 3 sleep 73
-wait_for 30 running 73 3
-expect_eq "the three jobs' processes run" "$(procs_named 71) $(procs_named 72) $(procs_named 73)" "4 2 3"
+job_bg a -n 4 --map-by node sleep 7001
+wait_for 30 running 7001 4
+job_bg b --host n1 -n 2 sleep 7002
+wait_for 30 running 7002 2
+job_bg c --host n2 -n 3 sleep 7003
+wait_for 30 running 7003 3
+expect_eq "the three jobs' processes run" "$(procs_named 7001) $(procs_named 7002) $(procs_named 7003)" "4 2 3"
 
 on_n1 "$HERD_BIN/herd-ps/herd-ps" --dvm-uri "$uri" --parsable
 expect_rc "herd-ps on the DVM's host" 0
-rec_a=$(grep 'command:sleep 71$' "$OUT")
-rec_b=$(grep 'command:sleep 72$' "$OUT")
-rec_c=$(grep 'command:sleep 73$' "$OUT")
+rec_a=$(grep 'command:sleep 7001$' "$OUT")
+rec_b=$(grep 'command:sleep 7002$' "$OUT")
+rec_c=$(grep 'command:sleep 7003$' "$OUT")
 expect_eq "job a: running, 4 processes on n1,n2" \
     "$(field "$rec_a" state) $(field "$rec_a" procs) $(field "$rec_a" nodelist)" "running 4 n1,n2"
 expect_eq "job b: running, 2 processes on n1" \
@@ -71,7 +71,7 @@ bad=""
 while IFS= read -r line; do
     rank=$(field "$line" rank)
     pid=$(field "$line" pid)
-    [ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" = "sleep 71 " ] || bad="$bad pid $pid is not sleep 71;"
+    [ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" = "sleep 7001 " ] || bad="$bad pid $pid is not sleep 7001;"
     tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "HERD_RANK=$rank" ||
         bad="$bad pid $pid is not rank $rank;"
     [ "$(host_of "$pid")" = "$(field "$line" node)" ] ||
@@ -108,7 +108,7 @@ herdrun_wait 30
 expect_rc "its herdrun exits 143" 143
 expect_err "saying it was cancelled" "job $job_b cancelled"
 OUT=$WORK/out ERR=$WORK/err
-expect_eq "only job b ended" "$(procs_named 71) $(procs_named 72) $(procs_named 73)" "4 0 3"
+expect_eq "only job b ended" "$(procs_named 7001) $(procs_named 7002) $(procs_named 7003)" "4 0 3"
 on_n1 "$HERD_BIN/herd-cancel/herd-cancel" --dvm-uri "$uri" --signal KILL "$job_a" "$job_c"
 expect_rc "herd-cancel --signal KILL of the two others" 0
 for j in a c; do
