@@ -6,7 +6,7 @@
 HERD_DEBIAN_PACKAGES="gcc make autoconf automake libtool libtool-bin libltdl-dev pkg-config
     libhwloc-dev hwloc libevent-dev libfabric-dev libucx-dev libpmix-dev libcmocka-dev libsodium-dev
     valgrind clang libclang-rt-14-dev lld iproute2 procps openssh-server openssh-client
-    groff mandoc man-db lmod debhelper lintian fakeroot chrpath rpm"
+    groff mandoc man-db lmod debhelper lintian fakeroot chrpath rpm libpmix-bin gdb python3"
 
 herd_log() { printf '==> %s\n' "$*"; }
 

@@ -27,6 +27,8 @@ comment_for() {
     */fixtures/*) echo - ;;                      # data whose exact bytes the unit tests read
     # C, headers
     *.c | *.h) echo "/* $ID */" ;;
+    # linker version scripts and dynamic lists: C comments
+    *.dynlist) echo "/* $ID */" ;;
     # autoconf: dnl, which m4 drops (a '#' line would be copied into configure)
     *.m4 | configure.ac) echo "dnl $ID" ;;
     # man(7) pages

@@ -34,6 +34,9 @@ enum {
 #define ORTE_DVM_CMD_SHUTDOWN 1u
 #define ORTE_DVM_CMD_LAUNCH   2u /* then an orte_job_launch_t (orte/runtime/job.h) */
 #define ORTE_DVM_CMD_NODE_DOWN 3u /* then {u32 vpid}: route and broadcast around it */
+/* then {string jobid}: each node daemon kills that job's session daemon with SIGKILL (its
+ * processes die with it: PR_SET_PDEATHSIG), a stopped one too (herd-cancel --signal KILL) */
+#define ORTE_DVM_CMD_KILL_JOB 4u
 
 /* Root side: a daemon reports that job jobid could not start on its node (message is a whole
  * sentence for the user). */

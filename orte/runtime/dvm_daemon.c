@@ -62,6 +62,9 @@ static void daemon_command(orte_dvm_t *dvm, uint32_t command, const uint8_t *pay
     if (ORTE_DVM_CMD_NODE_DOWN == command) {
         dvm_loss_daemon_node_down(dvm, payload, len);
     }
+    if (ORTE_DVM_CMD_KILL_JOB == command) {
+        dvm_jobs_kill(dvm, payload, len);
+    }
     if (ORTE_DVM_CMD_SHUTDOWN == command) {
         dvm->status = HERD_SUCCESS;
         dvm_leave_loop(dvm);

@@ -283,6 +283,8 @@ int dvm_jobs_bind_endpoints(orte_dvm_t *dvm);
 void dvm_jobs_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len);
 /* Reap the session daemons that exited (every one, waiting, when block). */
 void dvm_jobs_reap(orte_dvm_t *dvm, bool block);
+/* ORTE_DVM_CMD_KILL_JOB: SIGKILL to the session daemon of that job here, if any. */
+void dvm_jobs_kill(orte_dvm_t *dvm, const uint8_t *data, size_t len);
 /* Stop the session daemons, wait for them, close the endpoints. */
 void dvm_jobs_release(orte_dvm_t *dvm);
 

@@ -321,6 +321,25 @@ void dvm_jobs_reap(orte_dvm_t *dvm, bool block)
     daemon->num_sessions = kept;
 }
 
+void dvm_jobs_kill(orte_dvm_t *dvm, const uint8_t *data, size_t len)
+{
+    dvm_daemon_t *daemon = &dvm->daemon;
+    opal_buffer_t buffer;
+    char *jobid = NULL;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_load(&buffer, data, len) &&
+        HERD_SUCCESS == opal_buffer_unpack_string(&buffer, &jobid) && NULL != jobid) {
+        for (size_t i = 0; i < daemon->num_sessions; ++i) {
+            if (daemon->sessions[i].pid > 0 && 0 == strcmp(daemon->sessions[i].jobid, jobid)) {
+                /* the reap says how it ended, to the job's herdrun */
+                kill(daemon->sessions[i].pid, SIGKILL);
+            }
+        }
+    }
+    free(jobid);
+    opal_buffer_destruct(&buffer);
+}
+
 void dvm_jobs_release(orte_dvm_t *dvm)
 {
     dvm_daemon_t *daemon = &dvm->daemon;

@@ -22,14 +22,16 @@
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/job.h"
 
+#include "orte/runtime/dvm_tool_internal.h"
+
+/* the message types (dvm_tool_internal.h lists them all) */
 enum {
-    TOOL_HELLO = 1,     /* tool -> root: {u32 version} */
-    TOOL_WELCOME = 2,   /* root -> tool: {u32 version, id, u32 radix, u32 seq, allocation,
-                           u32 n, n inventories} */
-    TOOL_LAUNCH = 3,    /* tool -> root: {bytes launch message} */
-    TOOL_JOB_ERROR = 4, /* root -> tool: {jobid, node, message} */
+    TOOL_HELLO = ORTE_DVM_TOOL_HELLO,
+    TOOL_WELCOME = ORTE_DVM_TOOL_WELCOME,
+    TOOL_LAUNCH = ORTE_DVM_TOOL_LAUNCH,
+    TOOL_JOB_ERROR = ORTE_DVM_TOOL_JOB_ERROR,
     /* root -> tool: {jobid, node}: the job waits for a session slot there ("": it started) */
-    TOOL_JOB_QUEUE = 20,
+    TOOL_JOB_QUEUE = ORTE_DVM_TOOL_JOB_QUEUE,
 };
 
 static const char *help_file = "help-dvm.txt";
@@ -37,7 +39,7 @@ static const char *help_file = "help-dvm.txt";
 /* ------------------------------------------------------------------------------------------ */
 /* framing */
 
-static int send_frame(int fd, const opal_buffer_t *buffer)
+int orte_dvm_tool_send_frame(int fd, const opal_buffer_t *buffer)
 {
     uint8_t header[4] = {(uint8_t) (buffer->used >> 24), (uint8_t) (buffer->used >> 16),
                          (uint8_t) (buffer->used >> 8), (uint8_t) buffer->used};
@@ -110,6 +112,7 @@ typedef struct tool_conn {
     inbuf_t in;
     uint32_t seq;
     char *jobid;
+    struct ucred cred; /* the peer's */
     struct tool_conn *next;
 } tool_conn_t;
 
@@ -132,6 +135,7 @@ static void conn_close(tool_conn_t *conn)
     if (NULL != conn->jobid && NULL != server.dvm) {
         orte_dvm_root_withdraw(server.dvm, conn->jobid); /* if it still waits for a slot */
     }
+    orte_dvm_tool_jobs_conn_closed(conn->fd);
     opal_event_free(conn->event);
     close(conn->fd);
     free(conn->in.data);
@@ -162,7 +166,7 @@ static int send_welcome(tool_conn_t *conn)
         rc = opal_buffer_pack_bool(&buffer, orte_dvm_node_up(server.dvm, i));
     }
     if (HERD_SUCCESS == rc) {
-        rc = send_frame(conn->fd, &buffer);
+        rc = orte_dvm_tool_send_frame(conn->fd, &buffer);
     }
     opal_buffer_destruct(&buffer);
     return rc;
@@ -202,6 +206,11 @@ static int handle_frame(tool_conn_t *conn, opal_buffer_t *frame)
                 (launch->spec->seq != conn->seq || 0 != strcmp(launch->spec->jobid, jobid))) {
                 rc = HERD_ERR_BAD_PARAM;
             }
+            if (HERD_SUCCESS == rc) {
+                /* for herd-ps and herd-cancel */
+                rc = orte_dvm_tool_jobs_add(server.dvm, conn->fd, conn->cred.uid, conn->cred.pid,
+                                            launch);
+            }
             opal_buffer_destruct(&check);
             if (HERD_SUCCESS == rc && NULL == (conn->jobid = strdup(jobid))) {
                 rc = HERD_ERR_OUT_OF_RESOURCE;
@@ -215,6 +224,9 @@ static int handle_frame(tool_conn_t *conn, opal_buffer_t *frame)
         }
         free(message);
         return rc;
+    }
+    if (type > TOOL_JOB_ERROR) {
+        return orte_dvm_tool_jobs_frame(server.dvm, conn->fd, conn->cred.uid, type, frame);
     }
     return HERD_ERR_UNPACK_FAILURE;
 }
@@ -265,6 +277,7 @@ static void accept_cb(int fd, short what, void *arg)
         return;
     }
     conn->fd = cfd;
+    conn->cred = cred;
     if (HERD_SUCCESS != opal_event_fd_create(orte_dvm_event_base(server.dvm), cfd,
                                              OPAL_EVENT_READ | OPAL_EVENT_PERSIST, conn_cb, conn,
                                              &conn->event)) {
@@ -287,7 +300,7 @@ static void server_job_error(const char *jobid, const char *node, const char *me
                 HERD_SUCCESS == opal_buffer_pack_string(&buffer, jobid) &&
                 HERD_SUCCESS == opal_buffer_pack_string(&buffer, node) &&
                 HERD_SUCCESS == opal_buffer_pack_string(&buffer, message)) {
-                send_frame(conn->fd, &buffer);
+                orte_dvm_tool_send_frame(conn->fd, &buffer);
             }
             opal_buffer_destruct(&buffer);
             return;
@@ -357,6 +370,7 @@ int orte_dvm_tool_server_start(orte_dvm_t *dvm, char **path_out)
     opal_event_add(server.listen_event, NULL);
     orte_dvm_root_set_job_error_cb(dvm, server_job_error, NULL);
     orte_dvm_root_set_job_queue_cb(dvm, server_job_queue, NULL);
+    orte_dvm_tool_jobs_serve(dvm); /* PMIx tools (pps, pquery), when a tool server is there */
     *path_out = strdup(server.path);
     return NULL != *path_out ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
 }
@@ -366,6 +380,7 @@ void orte_dvm_tool_server_stop(void)
     while (NULL != server.conns) {
         conn_close(server.conns);
     }
+    orte_dvm_tool_jobs_clear();
     if (NULL != server.listen_event) {
         opal_event_free(server.listen_event);
         server.listen_event = NULL;
@@ -404,6 +419,9 @@ struct orte_dvm_client {
     void *cb_arg;
     orte_dvm_job_queue_cb_t queue_cb;
     void *queue_arg;
+    orte_dvm_client_query_cb_t query_cb; /* herd-ps asks about our job */
+    orte_dvm_client_signal_cb_t signal_cb; /* herd-cancel */
+    void *tool_arg;
     bool lost;
     char *tool_path;
 };
@@ -507,6 +525,36 @@ static int unpack_welcome(orte_dvm_client_t *client, opal_buffer_t *frame)
     return HERD_SUCCESS;
 }
 
+/* A question or a signal from the root for the job this herdrun drives (herd-ps, herd-cancel):
+ * false for anything else. */
+static bool client_tool_frame(orte_dvm_client_t *client, uint32_t type, opal_buffer_t *frame)
+{
+    if (ORTE_DVM_TOOL_JOB_QUERY == type) {
+        uint32_t qid = 0, what = 0;
+        if (HERD_SUCCESS == opal_buffer_unpack_uint32(frame, &qid) &&
+            HERD_SUCCESS == opal_buffer_unpack_uint32(frame, &what)) {
+            if (NULL != client->query_cb) {
+                client->query_cb(qid, what, client->tool_arg);
+            } else {
+                orte_dvm_client_answer(client, qid, HERD_ERR_NOT_AVAILABLE, NULL);
+            }
+        }
+        return true;
+    }
+    if (ORTE_DVM_TOOL_SIGNAL == type) {
+        int32_t signo = 0, pid = 0;
+        uint32_t uid = 0;
+        if (HERD_SUCCESS == opal_buffer_unpack_int32(frame, &signo) &&
+            HERD_SUCCESS == opal_buffer_unpack_uint32(frame, &uid) &&
+            HERD_SUCCESS == opal_buffer_unpack_int32(frame, &pid) && signo > 0 && signo < 65 &&
+            NULL != client->signal_cb) {
+            client->signal_cb(signo, uid, pid, client->tool_arg);
+        }
+        return true;
+    }
+    return false;
+}
+
 static void client_cb(int fd, short what, void *arg)
 {
     orte_dvm_client_t *client = arg;
@@ -518,7 +566,12 @@ static void client_cb(int fd, short what, void *arg)
         opal_buffer_init(&frame);
         int frc = inbuf_next(&client->in, &frame);
         if (HERD_SUCCESS == frc && HERD_SUCCESS == opal_buffer_unpack_uint32(&frame, &type) &&
-            TOOL_JOB_ERROR == type && HERD_SUCCESS == opal_buffer_unpack_string(&frame, &jobid) &&
+            client_tool_frame(client, type, &frame)) {
+            opal_buffer_destruct(&frame);
+            continue;
+        }
+        if (HERD_SUCCESS == frc && TOOL_JOB_ERROR == type &&
+            HERD_SUCCESS == opal_buffer_unpack_string(&frame, &jobid) &&
             HERD_SUCCESS == opal_buffer_unpack_string(&frame, &node) &&
             HERD_SUCCESS == opal_buffer_unpack_string(&frame, &message) && NULL != jobid &&
             NULL != node && NULL != message && NULL != client->cb) {
@@ -546,6 +599,33 @@ static void client_cb(int fd, short what, void *arg)
                        "herdrun: the DVM (herd-dvm) went away while the job ran\n", client->cb_arg);
         }
     }
+}
+
+void orte_dvm_client_set_tool_cbs(orte_dvm_client_t *client, orte_dvm_client_query_cb_t query_cb,
+                                  orte_dvm_client_signal_cb_t signal_cb, void *arg)
+{
+    client->query_cb = query_cb;
+    client->signal_cb = signal_cb;
+    client->tool_arg = arg;
+}
+
+int orte_dvm_client_answer(orte_dvm_client_t *client, uint32_t qid, int status,
+                           const opal_buffer_t *answer)
+{
+    opal_buffer_t buffer;
+    int rc;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_JOB_ANSWER)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&buffer, qid)) &&
+        HERD_SUCCESS == (rc = opal_buffer_pack_int32(&buffer, status))) {
+        rc = opal_buffer_pack_bytes(&buffer, NULL != answer ? answer->base : NULL,
+                                    NULL != answer ? answer->used : 0);
+    }
+    if (HERD_SUCCESS == rc && !client->lost) {
+        rc = orte_dvm_tool_send_frame(client->fd, &buffer);
+    }
+    opal_buffer_destruct(&buffer);
+    return rc;
 }
 
 int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
@@ -579,7 +659,7 @@ int orte_dvm_client_connect(const char *uri_file, opal_event_base_t *base,
         rc = opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_VERSION);
     }
     if (HERD_SUCCESS == rc) {
-        rc = send_frame(client->fd, &buffer);
+        rc = orte_dvm_tool_send_frame(client->fd, &buffer);
     }
     if (HERD_SUCCESS == rc) {
         rc = read_frame_blocking(client, &frame);
@@ -671,7 +751,7 @@ int orte_dvm_client_launch(orte_dvm_client_t *client, const void *message, size_
         /* blocking write: the launch must be out before we wait on the job */
         int flags = fcntl(client->fd, F_GETFL);
         fcntl(client->fd, F_SETFL, flags & ~O_NONBLOCK);
-        rc = send_frame(client->fd, &buffer);
+        rc = orte_dvm_tool_send_frame(client->fd, &buffer);
         fcntl(client->fd, F_SETFL, flags);
     }
     opal_buffer_destruct(&buffer);

@@ -60,4 +60,73 @@ OPAL_EXPORT int orte_dvm_client_launch(orte_dvm_client_t *client, const void *me
 OPAL_EXPORT void orte_dvm_client_set_queue_cb(orte_dvm_client_t *client, orte_dvm_job_queue_cb_t cb,
                                               void *arg);
 
+/* herdrun's side of herd-ps and herd-cancel: the root relays a tool's question about the job
+ * (what: ORTE_DVM_JOB_QUERY_*), answered with orte_dvm_client_answer() (now or later, from the
+ * loop), and a signal herd-cancel sends to the job (uid and pid: who asked). */
+typedef void (*orte_dvm_client_query_cb_t)(uint32_t qid, uint32_t what, void *arg);
+typedef void (*orte_dvm_client_signal_cb_t)(int signo, uint32_t uid, int32_t pid, void *arg);
+OPAL_EXPORT void orte_dvm_client_set_tool_cbs(orte_dvm_client_t *client,
+                                              orte_dvm_client_query_cb_t query_cb,
+                                              orte_dvm_client_signal_cb_t signal_cb, void *arg);
+/* status: HERD_SUCCESS with answer (an orte_job_status_pack() buffer), or an error. */
+OPAL_EXPORT int orte_dvm_client_answer(orte_dvm_client_t *client, uint32_t qid, int status,
+                                       const opal_buffer_t *answer);
+
+/* ------------------------------------------------------------------------------------------ */
+/* herd-ps and herd-cancel (dvm_tool_query.c): short blocking conversations with the root. */
+
+#define ORTE_DVM_JOB_QUERY_SUMMARY 1u /* the job's state and processes per node */
+#define ORTE_DVM_JOB_QUERY_PROCS   2u /* and every process: rank, node, pid, state, status */
+
+/* What the root knows of the DVM: its nodes and its running jobs. */
+typedef struct orte_dvm_ps_node {
+    char *name;
+    uint32_t slots;
+    bool up;
+} orte_dvm_ps_node_t;
+typedef struct orte_dvm_ps_job {
+    char *jobid;
+    uint32_t uid;    /* of the herdrun that submitted it */
+    int32_t pid;     /* that herdrun */
+    uint64_t start;  /* when it was launched (seconds since the epoch) */
+    char *command;   /* the first app's argv, joined */
+    uint32_t np;     /* as asked for (0: every free slot) */
+    uint32_t num_nodes;
+    uint32_t *nodes; /* DVM node indexes that run its processes */
+    int32_t cancel_signo; /* herd-cancel sent it this signal (0: none) */
+} orte_dvm_ps_job_t;
+typedef struct orte_dvm_ps {
+    char *id;
+    uint64_t now; /* the root's clock */
+    orte_dvm_ps_node_t *nodes;
+    uint32_t num_nodes;
+    orte_dvm_ps_job_t *jobs;
+    uint32_t num_jobs;
+} orte_dvm_ps_t;
+OPAL_EXPORT int orte_dvm_ps_pack(opal_buffer_t *buffer, const orte_dvm_ps_t *ps);
+/* Malformed input: HERD_ERR_UNPACK_FAILURE, never a crash; *ps set only on success. */
+OPAL_EXPORT int orte_dvm_ps_unpack(opal_buffer_t *buffer, orte_dvm_ps_t **ps);
+OPAL_EXPORT void orte_dvm_ps_free(orte_dvm_ps_t *ps);
+/* The running job named by text: its whole id ("<dvm id>.<number>") or its number; NULL when
+ * none is. */
+OPAL_EXPORT const orte_dvm_ps_job_t *orte_dvm_ps_find_job(const orte_dvm_ps_t *ps,
+                                                          const char *text);
+
+typedef struct orte_dvm_conn orte_dvm_conn_t;
+/* Connect to the DVM of this contact file: HERD_ERR_NOT_FOUND when the file cannot be read or
+ * names no tool socket, HERD_ERR_UNREACH when the DVM cannot be reached; why says what the
+ * system said (the caller reports). Every answer is waited for at most timeout_ms. */
+OPAL_EXPORT int orte_dvm_conn_open(const char *uri_file, int timeout_ms, orte_dvm_conn_t **conn,
+                                   char *why, size_t why_size);
+OPAL_EXPORT void orte_dvm_conn_close(orte_dvm_conn_t *conn);
+OPAL_EXPORT int orte_dvm_conn_ps(orte_dvm_conn_t *conn, orte_dvm_ps_t **ps);
+/* Ask the job's herdrun; *status is its answer's (HERD_ERR_NOT_FOUND: no such job running),
+ * answer loaded with what it said on success. HERD_ERR_TIMEOUT: no answer in time. */
+OPAL_EXPORT int orte_dvm_conn_job_query(orte_dvm_conn_t *conn, const char *jobid, uint32_t what,
+                                        int *status, opal_buffer_t *answer);
+/* *status: HERD_SUCCESS (sent), HERD_ERR_NOT_FOUND (no such job), HERD_ERR_AUTH (another user's:
+ * *owner is its uid). */
+OPAL_EXPORT int orte_dvm_conn_cancel(orte_dvm_conn_t *conn, const char *jobid, int signo,
+                                     int *status, uint32_t *owner);
+
 #endif /* ORTE_RUNTIME_DVM_TOOL_H */

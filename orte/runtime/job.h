@@ -16,7 +16,7 @@
 /* Version of the launch message (raise it with every change to the encoding below, and with
  * every change of the messages the job's session daemons and herdrun exchange: proc_record.h,
  * session.h; the launch message is where mixed versions are refused). */
-#define ORTE_JOB_WIRE_VERSION 5u
+#define ORTE_JOB_WIRE_VERSION 6u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u
@@ -36,6 +36,9 @@
 #define ORTE_JOB_FLAG_TAG_OUTPUT      0x80u /* --tag-output */
 #define ORTE_JOB_FLAG_TIMESTAMP_OUTPUT 0x100u /* --timestamp-output */
 #define ORTE_JOB_FLAG_NO_QUEUE         0x200u /* --no-queue: refuse rather than wait for a slot */
+/* session daemons report their processes' pids once started (MPIR, orte/runtime/launch_mpir.c) */
+#define ORTE_JOB_FLAG_PROCTABLE 0x400u
+#define ORTE_JOB_FLAG_STOP_ON_EXEC 0x800u /* --stop-on-exec: stopped before main, for a debugger */
 
 /* One app context: "-n 4 -x FOO ./prog a b" between two ':'. */
 typedef struct orte_job_app {

@@ -213,6 +213,7 @@ static int run_job(launch_job_t *job, int *exit_status)
         rc = open_daemons(job);
     }
     if (HERD_SUCCESS == rc) {
+        launch_tools_prepare(job);
         rc = pack_launch(job, &message);
     }
     if (HERD_SUCCESS == rc) {
@@ -221,6 +222,9 @@ static int run_job(launch_job_t *job, int *exit_status)
             *exit_status = 0;
         } else if (HERD_SUCCESS == (rc = launch_timers_start(job)) &&
                    HERD_SUCCESS == (rc = job->backend->start(job, &message))) {
+            /* after the start: a local job's session daemon is forked by then, without the
+             * tool server's threads */
+            launch_tools_serve(job);
             wait_for_end(job, exit_status);
         }
     }
@@ -255,6 +259,8 @@ static void unlink_segments(const launch_job_t *job)
 static void job_destroy(launch_job_t *job)
 {
     if (job->flow_began) {
+        launch_tools_unserve(job);
+        launch_tools_release(job); /* pending tool questions are answered before the DVM goes */
         launch_io_close(job);
         launch_overlay_close(job);
         launch_timers_free(job);

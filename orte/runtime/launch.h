@@ -12,11 +12,36 @@
 /* What herdrun exits with when --timeout expires (as timeout(1) does). */
 #define ORTE_LAUNCH_TIMEOUT_STATUS 124
 
+/* One process of a started job, as a debugger's process table (MPIR_PROCDESC) holds it. */
+typedef struct orte_launch_proc_desc {
+    const char *host;
+    const char *executable;
+    int pid;
+} orte_launch_proc_desc_t;
+
+/* The debugger interface (MPIR) lives in the herdrun executable, where debuggers look for it;
+ * the launch calls it through these (orte/runtime/launch_tools.c). */
+typedef struct orte_launch_debugger {
+    /* Every process of the job started: the table by rank (valid during the call). */
+    void (*procs_started)(const orte_launch_proc_desc_t *procs, uint32_t n, void *arg);
+    /* Whether a debugger says it is attached (MPIR_being_debugged). */
+    bool (*attached)(void *arg);
+    /* The debugger's breakpoint (MPIR_Breakpoint), with the table filled. */
+    void (*breakpoint)(void *arg);
+    /* The job is being aborted (a failure, a signal, herd-cancel). */
+    void (*aborting)(const char *why, void *arg);
+    void *arg;
+} orte_launch_debugger_t;
+
 typedef struct orte_launch_options {
     const char *report_usage_file; /* --report-usage=FILE: the JSON report; NULL: none */
     const char *output_dir;        /* --output-filename DIR (NULL: none) */
     bool output_nocopy;            /* --output-filename DIR:nocopy */
     int verbose;
+    const orte_launch_debugger_t *debugger; /* NULL: no debugger interface */
+    /* --stop-on-exec: the processes stop before main until a debugger attaches (the
+     * debugger's attached() turns true), then herdrun calls its breakpoint and lets them run */
+    bool stop_on_exec;
 } orte_launch_options_t;
 
 /* Run spec (its jobid, seq, secret and sink are filled here) on dvm and wait for it to end.

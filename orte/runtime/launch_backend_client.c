@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "opal/util/show_help.h"
 #include "orte/runtime/launch_internal.h"
@@ -26,6 +27,39 @@ static const orte_inventory_t *client_inventory(const launch_job_t *job, uint32_
 static bool client_node_up(const launch_job_t *job, uint32_t node_index)
 {
     return orte_dvm_client_node_up(job->mode.client.client, node_index);
+}
+
+/* herd-ps asks about the job, through the root. */
+typedef struct {
+    orte_dvm_client_t *client;
+    uint32_t qid;
+} client_query_t;
+
+static void client_answer_cb(launch_job_t *job, int status, const opal_buffer_t *answer,
+                             void *arg)
+{
+    client_query_t *q = arg;
+    orte_dvm_client_answer(q->client, q->qid, status, answer);
+    free(q);
+}
+
+static void client_query_cb(uint32_t qid, uint32_t what, void *arg)
+{
+    launch_job_t *job = arg;
+    client_query_t *q = malloc(sizeof(*q));
+    if (NULL == q) {
+        orte_dvm_client_answer(job->mode.client.client, qid, HERD_ERR_OUT_OF_RESOURCE, NULL);
+        return;
+    }
+    q->client = job->mode.client.client;
+    q->qid = qid;
+    launch_tools_query(job, what, client_answer_cb, q);
+}
+
+/* herd-cancel, through the root (which checked that its user owns the job). */
+static void client_signal_cb(int signo, uint32_t uid, int32_t pid, void *arg)
+{
+    launch_job_cancel(arg, signo);
 }
 
 /* The root says whether the job waits for session slots (said to the user once per node) or
@@ -53,6 +87,7 @@ static int client_start(launch_job_t *job, const opal_buffer_t *message)
     opal_event_del(job->state.start_timer);
     job->state.queued = true;
     orte_dvm_client_set_queue_cb(job->mode.client.client, client_queue_cb, job);
+    orte_dvm_client_set_tool_cbs(job->mode.client.client, client_query_cb, client_signal_cb, job);
     int rc = orte_dvm_client_launch(job->mode.client.client, message->base, message->used,
                                     launch_job_error_cb, job);
     if (HERD_SUCCESS != rc) {
@@ -60,6 +95,11 @@ static int client_start(launch_job_t *job, const opal_buffer_t *message)
         return HERD_ERR_SILENT;
     }
     return HERD_SUCCESS;
+}
+
+static void client_loop_ended(launch_job_t *job)
+{
+    orte_dvm_client_set_tool_cbs(job->mode.client.client, NULL, NULL, NULL);
 }
 
 static void client_release(launch_job_t *job)
@@ -80,6 +120,7 @@ const launch_backend_t launch_backend_client = {
     .inventory = client_inventory,
     .node_up = client_node_up,
     .start = client_start,
+    .loop_ended = client_loop_ended,
     .release = client_release,
     /* the DVM checks its own */
     .checks_session_frameworks = false,

@@ -198,6 +198,38 @@ void launch_job_signal_cb(int signo, void *arg)
     arm(job->state.deadline_timer, job->state.grace_ms / 1000.0 + 5.0);
 }
 
+void launch_job_cancel(launch_job_t *job, int signo)
+{
+    if (job->state.finished) {
+        return;
+    }
+    if (SIGTERM != signo && SIGINT != signo && SIGHUP != signo && SIGKILL != signo) {
+        /* a signal for the processes, not the end of the job */
+        opal_show_help(LAUNCH_HELP_FILE, "cancel-signal", false, strsignal(signo),
+                       job->spec->jobid);
+        send_all(job, ORTE_SESSION_TAG_SIGNAL, signo);
+        return;
+    }
+    if (0 == job->tools.cancel_signo) {
+        job->tools.cancel_signo = signo;
+        opal_show_help(LAUNCH_HELP_FILE, "cancelled", false, job->spec->jobid, strsignal(signo),
+                       SIGKILL == signo ? 0 : job->state.grace_ms);
+    }
+    if (NULL != job->options->debugger) {
+        job->options->debugger->aborting("cancelled (herd-cancel)", job->options->debugger->arg);
+    }
+    job->state.signals++; /* what the processes do now is our doing */
+    if (0 == job->state.exit_status) {
+        job->state.exit_status = 128 + signo;
+    }
+    if (SIGKILL == signo) {
+        launch_job_abort(job, 0);
+        return;
+    }
+    /* as the errmgr ends a job: SIGTERM to every process, SIGKILL after the grace */
+    launch_job_abort(job, job->state.grace_ms);
+}
+
 static void timeout_cb(int fd, short what, void *arg)
 {
     launch_job_t *job = arg;

@@ -16,10 +16,12 @@
 #include "orte/mca/iof/iof.h"
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/rmaps/rmaps.h"
+#include "orte/mca/toolsrv/toolsrv.h"
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/dvm_tool.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/jobmap.h"
+#include "orte/runtime/job_status.h"
 #include "orte/runtime/launch.h"
 #include "orte/runtime/proc_record.h"
 #include "orte/util/inventory.h"
@@ -171,6 +173,24 @@ typedef struct launch_report {
     uint32_t num_records;
 } launch_report_t;
 
+typedef struct launch_tools_query launch_tools_query_t;
+
+/* What tools see of the running job (launch_tools.c): herd-ps, PMIx tools, the debugger. */
+typedef struct launch_tools {
+    orte_job_proc_status_t *procs; /* by rank, as the session daemons last said */
+    char **programs;               /* per app, as a session daemon resolved it */
+    uint32_t started_reports;      /* session daemons that said all their processes started */
+    bool all_started;
+    launch_tools_query_t *queries; /* waiting for the session daemons' tables */
+    uint32_t next_qid;
+    opal_event_t *debug_timer; /* --stop-on-exec: until a debugger attaches */
+    bool released;             /* --stop-on-exec: the processes were let go */
+    int cancel_signo;          /* herd-cancel's signal (0: none) */
+    orte_toolsrv_host_t host;  /* what PMIx tools see (toolsrv) */
+    orte_toolsrv_t *server;
+    opal_event_t *serve_timer; /* the server starts once the job has run a moment */
+} launch_tools_t;
+
 typedef struct launch_spawned launch_spawned_t;
 typedef struct launch_spawn_op launch_spawn_op_t;
 
@@ -195,6 +215,7 @@ struct launch_job {
     launch_state_t state;
     launch_report_t report;
     launch_spawns_t spawns;
+    launch_tools_t tools;
     /* client and local: herdrun runs the loop itself (launch.c) */
     opal_signal_pipe_t *signal_pipe;
     bool own_frameworks_opened; /* overlay and grpcomm: closed at the end, opened or not */
@@ -271,5 +292,23 @@ void launch_spawn_release(launch_job_t *job);
 /* launch_params.c: herdrun's MCA variables. */
 int launch_params_start_timeout(void);
 bool launch_params_direct(void);
+uint32_t launch_params_proctable_max(void);
+
+/* launch_tools.c: the process table for tools and debuggers. */
+/* The launch flags the tools need (before the launch message is packed). */
+void launch_tools_prepare(launch_job_t *job);
+void launch_tools_recv_ptable(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                              const void *data, size_t length, void *arg);
+/* Answer what (ORTE_DVM_JOB_QUERY_*) with an orte_job_status_pack() buffer through cb, now or
+ * once the session daemons answered (or 2 s passed: the silent ones' processes are unknown). */
+typedef void (*launch_tools_answer_cb_t)(launch_job_t *job, int status,
+                                         const opal_buffer_t *answer, void *arg);
+void launch_tools_query(launch_job_t *job, uint32_t what, launch_tools_answer_cb_t cb, void *arg);
+void launch_tools_release(launch_job_t *job);
+/* Serve tools (toolsrv) once the job is started; quietly none when there is no tool server. */
+void launch_tools_serve(launch_job_t *job);
+void launch_tools_unserve(launch_job_t *job);
+/* launch_control.c: herd-cancel's signal (SIGTERM, SIGINT, SIGHUP, SIGKILL end the job). */
+void launch_job_cancel(launch_job_t *job, int signo);
 
 #endif /* ORTE_RUNTIME_LAUNCH_INTERNAL_H */

@@ -298,7 +298,8 @@ static int open_overlay(launch_job_t *job)
                     {ORTE_SESSION_TAG_NODE_LOST, recv_node_lost},
                     {ORTE_SESSION_TAG_RESTARTED, recv_restarted},
                     {ORTE_SESSION_TAG_SPAWN_REQ, launch_spawn_recv_request},
-                    {ORTE_SESSION_TAG_SPAWN_ACK, launch_spawn_recv_ack}};
+                    {ORTE_SESSION_TAG_SPAWN_ACK, launch_spawn_recv_ack},
+                    {ORTE_SESSION_TAG_PTABLE, launch_tools_recv_ptable}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         rc = d->ovl->register_recv(d->overlay, handlers[i].tag, handlers[i].cb, job);
         if (HERD_SUCCESS != rc) {

@@ -15,10 +15,12 @@
 /* Static storage, as the variable system writes defaults back into it. */
 static bool launch_direct = true;
 static int launch_start_timeout = 60;
+static int launch_proctable_max = 65536;
 
 int orte_launch_register_params(void)
 {
     launch_start_timeout = 60;
+    launch_proctable_max = 65536;
     const opal_mca_var_def_t defs[] = {
         {.name = "direct",
          .type = OPAL_MCA_VAR_BOOL,
@@ -31,6 +33,13 @@ int orte_launch_register_params(void)
          .storage = &launch_start_timeout,
          .help = "Seconds every session daemon of a job has to check in before herdrun gives up "
                  "on the job and stops it"},
+        {.name = "proctable_max",
+         .type = OPAL_MCA_VAR_INT,
+         .storage = &launch_proctable_max,
+         .help = "Largest job whose process table (rank, node, pid) the session daemons send "
+                 "herdrun as soon as every process started, for debuggers (MPIR_proctable); a "
+                 "larger job's table is only fetched when a tool asks (--stop-on-exec always "
+                 "fetches it)"},
     };
     int rc = opal_mca_var_register_framework_table("herdrun", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
     if (HERD_SUCCESS == rc && launch_start_timeout < 1) {
@@ -43,6 +52,11 @@ int orte_launch_register_params(void)
 int launch_params_start_timeout(void)
 {
     return launch_start_timeout;
+}
+
+uint32_t launch_params_proctable_max(void)
+{
+    return launch_proctable_max > 0 ? (uint32_t) launch_proctable_max : 0;
 }
 
 bool launch_params_direct(void)

@@ -42,7 +42,12 @@ enum {
     ORTE_SESSION_TAG_REOPEN = 52,     /* session -> shepherd: {}: processes again after DONE */
     ORTE_SESSION_TAG_NODE_LOST = 53,  /* session -> 0: {}: this node's daemon died; the
                                          processes here are being ended */
-    ORTE_SESSION_TAG_RESTARTED = 54,  /* session -> 0: {record}: that process failed and was
+    /* the process table (orte/runtime/job_status.h): herd-ps, PMIx tools, MPIR */
+    ORTE_SESSION_TAG_PTABLE = 54,       /* session -> 0: {u32 qid, u32 candidate, string array
+                                           programs by app, u32 n, n proc statuses}; qid 0: every
+                                           local process started (ORTE_JOB_FLAG_PROCTABLE) */
+    ORTE_SESSION_TAG_PTABLE_QUERY = 55, /* 0 -> session: {u32 qid} */
+    ORTE_SESSION_TAG_RESTARTED = 56,  /* session -> 0: {record}: that process failed and was
                                          started again (errmgr restart; record.restarts: the
                                          how-many-th restart) */
 };

@@ -108,6 +108,7 @@ typedef struct orte_session_local {
     uint32_t records_sent; /* to the shepherd, in DONE messages */
     bool aborting;         /* what the processes do now is not a failure of their own */
     bool done_sent;        /* DONE to the shepherd, EOF to herdrun: this node's part is over */
+    bool ptable_sent;      /* the process table, once every local process started */
 } orte_session_local_t;
 
 /* I/O (session_io.c): the processes' pipes and the daemon's own output. */
@@ -250,6 +251,13 @@ void orte_session_procs_recv_signal(orte_overlay_t *overlay, orte_vpid_t src, ui
 int orte_session_procs_signal(orte_session_t *s, orte_session_nsjob_t *nsj, uint32_t rank,
                               orte_wireup_signal_how_t how, int signo);
 
+/* ------------------------------------------------------------------------------------------ */
+/* session_ptable.c: this node's processes, for herdrun's tools (herd-ps, PMIx tools, MPIR) */
+/* Once every local process of the job was started (or failed to): the table to herdrun, when
+ * the job asks for it (ORTE_JOB_FLAG_PROCTABLE). Call it whenever that may have become true. */
+void orte_session_ptable_started(orte_session_t *s);
+void orte_session_ptable_recv_query(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                                    const void *data, size_t length, void *arg);
 /* ------------------------------------------------------------------------------------------ */
 /* session_io.c: the processes' I/O and the daemon's own output */
 

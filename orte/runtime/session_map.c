@@ -313,5 +313,6 @@ void orte_session_map_job(orte_session_t *s)
             s->local.odls->kill_all(s->local.procs, 0);
         }
     }
+    orte_session_ptable_started(s);
     orte_session_procs_finish(s);
 }

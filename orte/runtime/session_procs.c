@@ -248,6 +248,8 @@ void orte_session_procs_start_one(orte_session_t *s, orte_session_nsjob_t *nsj,
         .node_rank = p->node_rank,
         .jobid = s->spec->seq,
         .appnum = p->app,
+        /* a debugger attaches before main (herdrun --stop-on-exec) */
+        .stop_on_exec = 0 == nsj->index && 0 != (s->spec->flags & ORTE_JOB_FLAG_STOP_ON_EXEC),
     };
     int rc = s->local.odls->launch(s->local.procs, &spec);
     orte_iof_base_close_child(child);
@@ -290,6 +292,7 @@ void orte_session_procs_start_held(orte_session_t *s, orte_session_nsjob_t *nsj,
     free(nsj->pending);
     nsj->pending = NULL;
     nsj->num_pending = 0;
+    orte_session_ptable_started(s);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -316,6 +319,7 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     bool called_abort = ORTE_PROC_ABORTED == r->state;
     int abort_status = r->exit_code;
     r->pid = info->pid;
+    r->collected = true;
     r->signaled = info->signaled;
     r->exit_code = info->exit_code;
     r->signo = info->signo;

@@ -49,6 +49,9 @@ typedef struct orte_odls_proc_spec {
     uint32_t node_rank;
     uint32_t jobid;
     uint32_t appnum;
+    /* stop it at its exec, before main, until something sends it SIGCONT (a debugger attaches
+     * meanwhile: herdrun --stop-on-exec) */
+    bool stop_on_exec;
 } orte_odls_proc_spec_t;
 
 /* How a process ended and what it used. */

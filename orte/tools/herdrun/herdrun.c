@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/mca/base/mca_var.h"
 #include "opal/mca/mca.h"
@@ -16,6 +17,7 @@
 #include "orte/runtime/dvm.h"
 #include "orte/runtime/launch.h"
 #include "orte/tools/herdrun/herdrun_cmdline.h"
+#include "orte/tools/herdrun/herdrun_mpir.h"
 
 #include <time.h>
 int main(int argc, char *argv[])
@@ -52,10 +54,17 @@ int main(int argc, char *argv[])
         HERD_SUCCESS != orte_launch_register_params()) {
         goto out;
     }
+    /* --stop-on-exec, or HERD_MPIR_STOP=1 set by a debugger's launch script */
+    const char *mpir_stop = getenv("HERD_MPIR_STOP");
+    bool stop_on_exec = NULL != opts.spec && ((opts.spec->flags & ORTE_JOB_FLAG_STOP_ON_EXEC) ||
+                                              (NULL != mpir_stop && 0 != strcmp(mpir_stop, "") &&
+                                               0 != strcmp(mpir_stop, "0")));
     orte_launch_options_t launch_options = {.report_usage_file = opts.report_usage_file,
                                             .output_dir = opts.output_dir,
                                             .output_nocopy = opts.output_nocopy,
-                                            .verbose = opts.verbose};
+                                            .verbose = opts.verbose,
+                                            .debugger = herdrun_mpir_hooks(),
+                                            .stop_on_exec = stop_on_exec};
     int job_status = 1;
     if (NULL != opts.attach) {
         uint32_t flags =
@@ -98,6 +107,7 @@ int main(int argc, char *argv[])
     orte_dvm_root_stop(dvm);
 
 out:
+    herdrun_mpir_release();
     herdrun_options_destruct(&opts);
     opal_mca_finalize();
     return status;

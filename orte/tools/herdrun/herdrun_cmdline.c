@@ -64,6 +64,9 @@ static const opal_cmd_line_option_t herdrun_option_table[] = {
      "Also write each rank's stdout and stderr to DIR/rank.N/stdout and stderr; with :nocopy, "
      "only there"},
     {"merge-stderr-to-stdout", 0, 0, NULL, "Send the processes' stderr to stdout"},
+    {"stop-on-exec", 0, 0, NULL,
+     "Stop every process before main until a debugger attaches to herdrun (MPIR: set "
+     "MPIR_being_debugged, break in MPIR_Breakpoint); also HERD_MPIR_STOP=1"},
     {"stdin", 0, 1, "RANK|all|none",
      "Which processes get herdrun's stdin (default 0: rank 0; the others read /dev/null)"},
     {"attach", 0, 1, "JOBID",
@@ -96,6 +99,7 @@ static const struct {
     {"tag-output", ORTE_JOB_FLAG_TAG_OUTPUT},
     {"timestamp-output", ORTE_JOB_FLAG_TIMESTAMP_OUTPUT},
     {"no-queue", ORTE_JOB_FLAG_NO_QUEUE},
+    {"stop-on-exec", ORTE_JOB_FLAG_STOP_ON_EXEC},
 };
 
 /* One app context: its words in argv (between two lone ":") and its parsed options. */

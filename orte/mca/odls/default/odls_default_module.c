@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -88,6 +89,7 @@ typedef struct {
     int max_fd;
     const int *reset_signals; /* caught or ignored in the daemon: set back to SIG_DFL */
     int num_reset_signals;
+    bool stop_on_exec; /* traced by us until its exec stops it; then left stopped (reap) */
 } odls_child_plan_t;
 
 /* A plan the caller's memory may no longer hold when the child reads it: one allocation with
@@ -302,6 +304,11 @@ static void __attribute__((noreturn)) odls_default_child(const odls_child_plan_t
         (rc = odls_child_sys(SYS_sched_setaffinity, 0, (long) plan->cpus_size, (long) plan->cpus,
                              0)) < 0) {
         odls_default_child_fail(report_fd, ODLS_CHILD_BIND, rc);
+    }
+    if (plan->stop_on_exec) {
+        /* the exec then stops it with SIGTRAP, before any of the program runs: the reap turns
+         * that into a plain stop a debugger can attach to */
+        odls_child_sys(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0);
     }
     odls_child_unblock_signals();
     rc = odls_child_sys(SYS_execve, (long) plan->program, (long) plan->argv, (long) plan->env, 0);
@@ -666,6 +673,24 @@ static void odls_default_scan_signals(orte_odls_t *odls)
     odls->signals_scanned_at = now;
 }
 
+/* stop_on_exec: wait for the child's exec to stop it (SIGCHLD does not come for stops: the
+ * handler is SA_NOCLDSTOP), then leave it stopped and untraced, for a debugger to attach to
+ * (SIGCONT releases it). A child whose exec failed has exited: left for the reap. */
+static void odls_default_await_exec_stop(pid_t pid)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    while (0 != waitid(P_PID, (id_t) pid, &info, WEXITED | WSTOPPED | WNOWAIT) && EINTR == errno) {
+    }
+    if (CLD_TRAPPED != info.si_code && CLD_STOPPED != info.si_code) {
+        return;
+    }
+    int status;
+    while (waitpid(pid, &status, WUNTRACED) < 0 && EINTR == errno) {
+    }
+    ptrace(PTRACE_DETACH, pid, NULL, (void *) (intptr_t) SIGSTOP);
+}
+
 static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *spec)
 {
     const char *node;
@@ -700,6 +725,7 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     plan.program = program;
     plan.argv = spec->argv;
     plan.cwd = spec->cwd;
+    plan.stop_on_exec = spec->stop_on_exec;
 
     if (NULL != spec->cpuset && '\0' != spec->cpuset[0]) {
         if (spec->simulated) {
@@ -818,6 +844,9 @@ static int odls_default_launch(orte_odls_t *odls, const orte_odls_proc_spec_t *s
     }
     /* also here, so the group exists whichever of the two runs first */
     setpgid(pid, pid);
+    if (plan.stop_on_exec) {
+        odls_default_await_exec_stop(pid);
+    }
 
     odls->procs[odls->num_procs++] = (odls_default_proc_t){
         .pid = pid,
@@ -899,6 +928,13 @@ static void odls_default_reap(void *arg)
         do {
             done = wait4(proc->pid, &status, WNOHANG, &usage);
         } while (done < 0 && EINTR == errno);
+        if (done == proc->pid && WIFSTOPPED(status)) {
+            /* stop_on_exec: stopped at its exec while we trace it; leave it stopped, untraced,
+             * for a debugger (SIGCONT releases it) */
+            ptrace(PTRACE_DETACH, proc->pid, NULL, (void *) (intptr_t) SIGSTOP);
+            odls->procs[kept++] = *proc;
+            continue;
+        }
         if (done != proc->pid) {
             odls->procs[kept++] = *proc;
             continue;
