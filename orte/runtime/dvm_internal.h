@@ -8,7 +8,9 @@
  *   dvm_root.c    the root: start-up, inventories, report, contact file, serve, shutdown
  *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
  *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off
- *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching */
+ *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching
+ *   dvm_virtual_root.c  the root's launch of processes hosting many simulated nodes each
+ *   dvm_virtual_host.c  such a process: many node daemons on one event loop */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
 
@@ -79,6 +81,7 @@ typedef struct dvm_tree {
     orte_plm_daemon_t *launched;  /* one per daemon started here */
     size_t num_launched;
     bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
+    int virtual_port_fd; /* virtual nodes: holds their common port on 127.0.0.1 (+1; 0: none) */
 } dvm_tree_t;
 
 /* The root's own state. */
@@ -134,6 +137,9 @@ typedef struct dvm_daemon {
 
 struct orte_dvm {
     const dvm_side_ops_t *ops;
+    /* a simulated node hosted with others in one process (dvm_virtual_host.c): the event loop,
+     * the signals and the frameworks are the host's, not this daemon's */
+    bool hosted;
     /* who this process is in which DVM */
     char *id; /* the root's own copy; a daemon's points into its environment */
     uint8_t secret[ORTE_DVM_SECRET_LEN];
@@ -261,6 +267,34 @@ bool dvm_loss_daemon_reattach(orte_dvm_t *dvm, int status, const char *reason);
 /* Daemon: ORTE_DVM_CMD_NODE_DOWN from the root. */
 void dvm_loss_daemon_node_down(orte_dvm_t *dvm, const uint8_t *payload, size_t len);
 void dvm_loss_daemon_release(orte_dvm_t *dvm);
+
+/* dvm_daemon.c: a node daemon's steps, for a process hosting several (dvm_virtual_host.c) */
+/* A fresh daemon's state (ops, first command id, status). */
+void dvm_daemon_init(orte_dvm_t *dvm);
+/* The runtime, the message handlers, the listener and the node's session endpoints. */
+int dvm_daemon_open(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin);
+/* Offer the inventory to the allgather, connect to the parent and tell the root. */
+int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot);
+/* What orte_dvm_daemon_main releases of one daemon once it is done. */
+void dvm_daemon_free(orte_dvm_t *dvm);
+
+/* dvm_virtual_root.c, dvm_virtual_host.c: many simulated nodes per process */
+/* The bootstrap keys of a hosting process: its nodes are vpids HERD_DVM_VPID ..
+ * +HERD_DVM_VIRTUAL_COUNT-1, each listening at dvm_virtual_uri(vpid). */
+#define DVM_BOOT_VIRTUAL_COUNT      "HERD_DVM_VIRTUAL_COUNT"
+#define DVM_BOOT_VIRTUAL_PORT       "HERD_DVM_VIRTUAL_PORT"
+#define DVM_BOOT_VIRTUAL_NODES      "HERD_DVM_VIRTUAL_NODES"      /* names, ',' between */
+#define DVM_BOOT_VIRTUAL_TOPOLOGIES "HERD_DVM_VIRTUAL_TOPOLOGIES" /* distinct, ';' between */
+#define DVM_BOOT_VIRTUAL_KINDS      "HERD_DVM_VIRTUAL_KINDS"      /* per node: topology index */
+#define DVM_BOOT_VIRTUAL_FDS        "HERD_DVM_VIRTUAL_FDS"        /* per node: its listener */
+/* Where simulated node vpid listens: an address of its own in 127.0.0.0/8 (so its session
+ * endpoints have a port space of their own too) and the DVM's common port. */
+void dvm_virtual_uri(orte_vpid_t vpid, uint16_t port, char *uri, size_t size);
+/* Root: whether this DVM hosts several simulated nodes per process; then launch them. */
+bool dvm_virtual_wanted(const orte_dvm_t *dvm);
+int dvm_virtual_launch(orte_dvm_t *dvm);
+/* herdd: the bootstrap names several nodes (DVM_BOOT_VIRTUAL_COUNT): host them all. */
+int dvm_virtual_host_main(void);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the
