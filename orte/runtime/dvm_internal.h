@@ -91,6 +91,7 @@ typedef struct dvm_root {
     uint32_t xml_pending;
     struct timespec started;
     double ready_seconds;
+    uint64_t inventory_bytes; /* of every inventory gathered: what the allgather gives each */
     bool barrier_done; /* the ready barrier completed */
     bool ready;        /* every daemon reported, every XML arrived, the barrier completed */
     uint32_t next_job_seq;

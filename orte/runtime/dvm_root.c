@@ -260,6 +260,9 @@ static void root_inventory_cb(int status, const orte_grpcomm_result_t *result, v
         return;
     }
     for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
+        dvm->root.inventory_bytes += result->blobs[v].len;
+    }
+    for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
         opal_buffer_t buffer;
         opal_buffer_init(&buffer);
         int rc = opal_buffer_load(&buffer, result->blobs[v].data, result->blobs[v].len);
@@ -481,6 +484,8 @@ void orte_dvm_root_report(orte_dvm_t *dvm, FILE *stream)
                 "allgather rounds %u (grpcomm %s, launcher %s)\n",
                 dvm->size, dvm->radix, orte_radix_depth(dvm->size, dvm->radix),
                 orte_dvm_tree_rounds(dvm), gather_rounds, dvm->gc->name, dvm->tree.plm->name);
+        fprintf(stream, "DVM inventory: %u inventories, %llu bytes to every daemon\n",
+                dvm->size - 1, (unsigned long long) dvm->root.inventory_bytes);
     }
     if (dvm->root.options.display_topology) {
         report_topologies(dvm, stream);
