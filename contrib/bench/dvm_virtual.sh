@@ -6,9 +6,12 @@
 #   PREFIX: an installed herd (default ./install), or a build folder (e.g. _build).
 #   SIZES="512 1024 2048" nodes to try, PER=512 nodes per herdd process, TOPO the topology.
 # Prints per size: herdd processes, time to ready (herd-dvm's own figure), up+down wall time,
-# the tree's depth and rounds, messages each daemon sends per phase, the bytes each daemon
-# receives in the inventory allgather, and the peak memory of the biggest process; then the
-# launch message of a 1,024- and a 1,048,576-process job (--do-not-launch: mapped by herdrun).
+# when the phases ended (every process started, the inventory allgather complete at the root),
+# the tree's rounds (broadcast/allgather), the bytes the allgather gives every daemon, what the
+# root's endpoint carried (MB in/out, messages arrived per phase: it is the busiest daemon),
+# and the peak memory of the biggest process; then the launch message of a 1,024- and a
+# 1,048,576-process job (--do-not-launch: mapped by herdrun). With the tree grpcomm every other
+# daemon sends one message up and at most radix copies down per collective.
 set -eu
 PREFIX=${1:-$(cd "$(dirname "$0")/../.." && pwd)/install}
 SIZES=${SIZES:-512 1024 2048}
@@ -31,8 +34,9 @@ now() { date +%s%N; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/herd-bench-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-printf '%-7s %-6s %-10s %-10s %-6s %-12s %-22s %-16s %s\n' nodes procs "ready (s)" "wall (s)" \
-    depth "rounds b/ag" "msgs/daemon b/ag/bar" "allgather B/dmn" "max RSS (MB)"
+printf '%-6s %-5s %-9s %-8s %-22s %-11s %-14s %-15s %-17s %s\n' nodes procs "ready (s)" \
+    "wall (s)" "phases: start/inv (s)" "rounds b/ag" "allgather B/dmn" "root in/out (MB)" \
+    "root msgs inv/rdy" "max RSS (MB)"
 for n in $SIZES; do
     procs=$(((n + PER - 1) / PER))
     t0=$(now)
@@ -43,17 +47,17 @@ for n in $SIZES; do
     t1=$(now)
     ready=$(sed -n 's/^DVM ready: .*, \([0-9.]*\) s$/\1/p' "$WORK/out")
     tree=$(grep '^DVM tree:' "$WORK/out")
-    depth=$(echo "$tree" | sed -n 's/.*depth \([0-9]*\),.*/\1/p')
-    radix=$(echo "$tree" | sed -n 's/.*radix \([0-9]*\),.*/\1/p')
     brounds=$(echo "$tree" | sed -n 's/.*broadcast rounds \([0-9]*\),.*/\1/p')
     arounds=$(echo "$tree" | sed -n 's/.*allgather rounds \([0-9]*\) .*/\1/p')
-    bytes=$(sed -n 's/^DVM inventory: .* \([0-9]*\) bytes to every daemon.*/\1/p' "$WORK/out")
-    # tree grpcomm: a broadcast arrives once and goes to at most radix children; an allgather
-    # or a barrier sends one message up and forwards the release to at most radix children
-    printf '%-7s %-6s %-10s %-10s %-6s %-12s %-22s %-16s %s\n' "$n" "$procs" "$ready" \
-        "$(echo "$t0 $t1" | awk '{printf "%.2f", ($2-$1)/1e9}')" "$depth" "$brounds/$arounds" \
-        "<=$radix / <=$((radix + 1)) / <=$((radix + 1))" "${bytes:-?}" \
-        "$(awk '{printf "%.0f", $1/1024}' "$WORK/rss")"
+    bytes=$(sed -n 's/^DVM inventory: .* \([0-9]*\) bytes to every daemon$/\1/p' "$WORK/out")
+    phases=$(sed -n 's/^DVM phases: daemons started \([0-9.]*\) s, inventories gathered \([0-9.]*\) s.*/\1\/\2/p' "$WORK/out")
+    traffic=$(grep '^DVM root traffic:' "$WORK/out" | tr -dc '0-9 ' | tr -s ' ')
+    # "a b c d e f": messages, bytes in, bytes out to the inventory; the same to ready
+    root_io=$(echo "$traffic" | awk '{printf "%.1f/%.1f", ($2+$5)/1e6, ($3+$6)/1e6}')
+    root_msgs=$(echo "$traffic" | awk '{printf "%d/%d", $1, $4}')
+    printf '%-6s %-5s %-9s %-8s %-22s %-11s %-14s %-15s %-17s %s\n' "$n" "$procs" "$ready" \
+        "$(echo "$t0 $t1" | awk '{printf "%.2f", ($2-$1)/1e9}')" "$phases" "$brounds/$arounds" \
+        "${bytes:-?}" "$root_io" "$root_msgs" "$(awk '{printf "%.0f", $1/1024}' "$WORK/rss")"
 done
 
 # the launch message is the app context and the nodes, not a process map: the same size for a

@@ -92,6 +92,10 @@ typedef struct dvm_root {
     struct timespec started;
     double ready_seconds;
     uint64_t inventory_bytes; /* of every inventory gathered: what the allgather gives each */
+    double launched_seconds;  /* start-up phases, since started: every daemon process started */
+    double inventory_seconds; /* the inventory allgather complete here */
+    orte_overlay_stats_t at_inventory; /* the root's endpoint then, and once ready */
+    orte_overlay_stats_t at_ready;
     bool barrier_done; /* the ready barrier completed */
     bool ready;        /* every daemon reported, every XML arrived, the barrier completed */
     uint32_t next_job_seq;

@@ -193,6 +193,7 @@ static void root_check_ready(orte_dvm_t *dvm)
         }
     }
     dvm->root.ready_seconds = seconds_since(&dvm->root.started);
+    dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_ready);
     dvm->root.ready = true;
     dvm->status = HERD_SUCCESS;
     dvm_leave_loop(dvm);
@@ -259,6 +260,8 @@ static void root_inventory_cb(int status, const orte_grpcomm_result_t *result, v
         dvm_fail(dvm, "inventory-failed", opal_strerror(status));
         return;
     }
+    dvm->root.inventory_seconds = seconds_since(&dvm->root.started);
+    dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_inventory);
     for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
         dvm->root.inventory_bytes += result->blobs[v].len;
     }
@@ -412,6 +415,7 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
         opal_event_base_loop(dvm->base, false);
         goto err;
     }
+    dvm->root.launched_seconds = seconds_since(&dvm->root.started);
     dvm_tree_arm_timer(dvm, dvm->vars->startup_timeout);
     opal_event_base_loop(dvm->base, false);
     opal_event_del(dvm->timer);
@@ -467,6 +471,22 @@ static void report_topologies(const orte_dvm_t *dvm, FILE *stream)
     }
 }
 
+/* What the root's own endpoint carried per start-up phase: it is the busiest daemon (the whole
+ * gather comes up to it). */
+static void report_root_traffic(const orte_dvm_t *dvm, FILE *stream)
+{
+    const orte_overlay_stats_t *a = &dvm->root.at_inventory, *b = &dvm->root.at_ready;
+    fprintf(stream,
+            "DVM root traffic: to the inventory %llu messages, %llu bytes in, %llu bytes out; "
+            "to ready %llu messages, %llu bytes in, %llu bytes out\n",
+            (unsigned long long) (a->messages_delivered + a->messages_forwarded),
+            (unsigned long long) a->bytes_received, (unsigned long long) a->bytes_sent,
+            (unsigned long long) (b->messages_delivered + b->messages_forwarded -
+                                  a->messages_delivered - a->messages_forwarded),
+            (unsigned long long) (b->bytes_received - a->bytes_received),
+            (unsigned long long) (b->bytes_sent - a->bytes_sent));
+}
+
 void orte_dvm_root_report(orte_dvm_t *dvm, FILE *stream)
 {
     uint64_t slots = 0;
@@ -486,6 +506,11 @@ void orte_dvm_root_report(orte_dvm_t *dvm, FILE *stream)
                 orte_dvm_tree_rounds(dvm), gather_rounds, dvm->gc->name, dvm->tree.plm->name);
         fprintf(stream, "DVM inventory: %u inventories, %llu bytes to every daemon\n",
                 dvm->size - 1, (unsigned long long) dvm->root.inventory_bytes);
+        fprintf(stream,
+                "DVM phases: daemons started %.2f s, inventories gathered %.2f s, ready %.2f s\n",
+                dvm->root.launched_seconds, dvm->root.inventory_seconds,
+                dvm->root.ready_seconds);
+        report_root_traffic(dvm, stream);
     }
     if (dvm->root.options.display_topology) {
         report_topologies(dvm, stream);

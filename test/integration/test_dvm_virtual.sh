@@ -15,6 +15,9 @@ herd_dvm $SIM --mca ras_simulator_topology "$TOPO" --display-allocation --exit-w
 expect_rc "512 simulated nodes in 4 processes come up and go down" 0
 expect_out "the ready line counts every node" '^DVM ready: 512 nodes, 1024 slots, [0-9.]+ s$'
 expect_out "the allocation lists the last node" 'sim0512'
+expect_out "the inventory line says what every daemon gets" '^DVM inventory: 512 inventories, [1-9][0-9]* bytes to every daemon$'
+expect_out "the start-up phases are timed" '^DVM phases: daemons started [0-9.]+ s, inventories gathered [0-9.]+ s, ready [0-9.]+ s$'
+expect_out "the root's traffic per phase is counted" '^DVM root traffic: to the inventory [1-9][0-9]* messages, [1-9][0-9]* bytes in, [1-9][0-9]* bytes out; '
 [ -z "$(herdd_pids)" ] && ok "no daemon left after --exit-when-ready" || fail "daemons left: $(herdd_pids)"
 
 uri=$WORK/dvm.uri
