@@ -120,6 +120,25 @@ static void recv_eof(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, con
     }
 }
 
+/* A session daemon's node daemon died (nobody else says it: the node daemon is gone, and the
+ * session daemon's goodbye that follows is not a loss). */
+static void recv_node_lost(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                           size_t length, void *arg)
+{
+    launch_job_t *job = arg;
+    if (job->state.finished || src == 0 || src >= job->daemons.size) {
+        return;
+    }
+    if (!job->state.aborting) {
+        opal_show_help(LAUNCH_HELP_FILE, "node-daemon-died", false, job->spec->jobid,
+                       launch_job_node_name(job, job->plan.launch.participants[src - 1]));
+    }
+    if (0 == job->state.exit_status) {
+        job->state.exit_status = 1;
+    }
+    launch_job_abort(job, 0);
+}
+
 /* Mark peer and every daemon below it in the tree as done; how many were not yet. */
 static uint32_t cut_off(launch_job_t *job, orte_vpid_t peer)
 {
@@ -260,6 +279,7 @@ static int open_overlay(launch_job_t *job)
                     {ORTE_SESSION_TAG_FAILURE, recv_failure},
                     {ORTE_SESSION_TAG_REPORT, recv_report},
                     {ORTE_SESSION_TAG_EOF, recv_eof},
+                    {ORTE_SESSION_TAG_NODE_LOST, recv_node_lost},
                     {ORTE_SESSION_TAG_SPAWN_REQ, launch_spawn_recv_request},
                     {ORTE_SESSION_TAG_SPAWN_ACK, launch_spawn_recv_ack}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {

@@ -173,6 +173,7 @@ typedef struct orte_session {
     const orte_grpcomm_module_t *gc;
     orte_grpcomm_t *grpcomm;
     int parent_sock; /* a one-node job: the overlay connection to herdrun, made at fork (or -1) */
+    pid_t node_daemon; /* the node daemon that started us (0: herdrun forked us) */
     bool stop;
     int status;
     /* by concern */
