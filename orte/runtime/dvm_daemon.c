@@ -114,6 +114,7 @@ static void daemon_reap(orte_dvm_t *dvm)
 static void daemon_release(orte_dvm_t *dvm)
 {
     dvm_jobs_release(dvm);
+    dvm_kinds_release(dvm);
     dvm_loss_daemon_release(dvm);
     for (uint32_t i = 0; NULL != dvm->daemon.inventory_blobs && i + 1 < dvm->size; ++i) {
         free(dvm->daemon.inventory_blobs[i]);
@@ -220,6 +221,18 @@ static void daemon_inventory_cb(int status, const orte_grpcomm_result_t *result,
     }
 }
 
+/* Hosted simulated nodes: the inventories by kind are in (dvm_kinds.c), in place of the
+ * allgather's blobs. */
+static void daemon_kinds_done(orte_dvm_t *dvm, int status)
+{
+    if (HERD_SUCCESS == status) {
+        status = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, daemon_ready_cb, dvm);
+    }
+    if (HERD_SUCCESS != status) {
+        daemon_stop(dvm, "the inventory exchange", status);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the daemon's life, step by step */
 
@@ -289,14 +302,18 @@ int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot)
 {
     opal_buffer_t buffer;
     opal_buffer_init(&buffer);
-    int rc = orte_inventory_pack(&buffer, dvm->daemon.mine, false);
-    if (HERD_SUCCESS == rc) {
+    bool by_kind = dvm_kinds_wanted(dvm);
+    int rc = by_kind ? HERD_SUCCESS : orte_inventory_pack(&buffer, dvm->daemon.mine, false);
+    if (HERD_SUCCESS == rc && !by_kind) {
         rc = dvm->gc->allgather(dvm->grpcomm, DVM_COLL_INVENTORY, buffer.base, buffer.used,
                                 daemon_inventory_cb, dvm);
     }
     opal_buffer_destruct(&buffer);
     if (HERD_SUCCESS == rc) {
         rc = dvm->ovl->connect_parent(dvm->overlay, boot->parent_uri);
+    }
+    if (HERD_SUCCESS == rc && by_kind) {
+        rc = dvm_kinds_start(dvm, daemon_kinds_done);
     }
     if (HERD_SUCCESS == rc) {
         /* queued until the parent connection is up; tells the root this daemon made it */

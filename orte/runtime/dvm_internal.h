@@ -81,7 +81,10 @@ typedef struct dvm_tree {
     orte_plm_daemon_t *launched;  /* one per daemon started here */
     size_t num_launched;
     bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
-    int virtual_port_fd; /* virtual nodes: holds their common port on 127.0.0.1 (+1; 0: none) */
+    /* hosted nodes: their common ports (overlay, then one per session slot), held bound on
+     * 127.0.0.1 for the DVM's life (dvm_virtual_root.c) */
+    int *virtual_port_fds;
+    size_t num_virtual_port_fds;
 } dvm_tree_t;
 
 /* The root's own state. */
@@ -138,6 +141,10 @@ typedef struct dvm_daemon {
     uint32_t attempts; /* at it: it may not know yet that the daemons between are lost */
     opal_event_t *retry_timer;
     bool reattaching;       /* the parent was lost; connecting to an ancestor */
+    /* a hosted simulated node (dvm_virtual_host.c): the host's allocation (every node's name)
+     * and the DVM's common session ports, one per slot; NULL otherwise */
+    const orte_allocation_t *names;
+    const uint16_t *session_ports;
 } dvm_daemon_t;
 
 struct orte_dvm {
@@ -170,6 +177,9 @@ struct orte_dvm {
     bool done;
     bool stopping; /* shutdown begun */
     int status;
+
+    /* hosted simulated nodes: the inventories by kind, in place of the allgather (dvm_kinds.c) */
+    struct dvm_kinds *kinds;
 
     dvm_tree_t tree;
     dvm_root_t root;     /* root only */
@@ -292,6 +302,7 @@ void dvm_daemon_free(orte_dvm_t *dvm);
 #define DVM_BOOT_VIRTUAL_TOPOLOGIES "HERD_DVM_VIRTUAL_TOPOLOGIES" /* distinct, ';' between */
 #define DVM_BOOT_VIRTUAL_KINDS      "HERD_DVM_VIRTUAL_KINDS"      /* per node: topology index */
 #define DVM_BOOT_VIRTUAL_FDS        "HERD_DVM_VIRTUAL_FDS"        /* per node: its listener */
+#define DVM_BOOT_VIRTUAL_SESSION_PORTS "HERD_DVM_VIRTUAL_SESSION_PORTS" /* one per session slot */
 /* Where simulated node vpid listens: an address of its own in 127.0.0.0/8 (so its session
  * endpoints have a port space of their own too) and the DVM's common port. */
 void dvm_virtual_uri(orte_vpid_t vpid, uint16_t port, char *uri, size_t size);
@@ -300,6 +311,32 @@ bool dvm_virtual_wanted(const orte_dvm_t *dvm);
 int dvm_virtual_launch(orte_dvm_t *dvm);
 /* herdd: the bootstrap names several nodes (DVM_BOOT_VIRTUAL_COUNT): host them all. */
 int dvm_virtual_host_main(void);
+
+/* dvm_kinds.c: the start-up exchange of inventories by kind (hosted simulated nodes) */
+typedef struct dvm_kinds dvm_kinds_t;
+/* status HERD_SUCCESS: every daemon's inventory is known by kind (dvm->kinds is the table). */
+typedef void (*dvm_kinds_done_fn_t)(orte_dvm_t *dvm, int status);
+/* Whether this DVM's start-up uses it: the root's daemons are hosted (dvm_virtual_wanted), or
+ * this node is. */
+bool dvm_kinds_wanted(const orte_dvm_t *dvm);
+/* Start it: register for the children's records, offer this daemon's (not the root's), wait
+ * for the table (the root: broadcast it once complete). After connect_parent. */
+int dvm_kinds_start(orte_dvm_t *dvm, dvm_kinds_done_fn_t done);
+/* Daemon vpid's inventory rebuilt from the table, its name from names (malloc'd). */
+int dvm_kinds_inventory(const orte_dvm_t *dvm, const orte_allocation_t *names, orte_vpid_t vpid,
+                        orte_inventory_t **inventory);
+/* Root: ask the first node of each kind for its topology XML (dvm->root.xml_pending). */
+int dvm_kinds_request_xml(orte_dvm_t *dvm);
+/* The table's size as broadcast, and its number of kinds. */
+size_t dvm_kinds_table_bytes(const orte_dvm_t *dvm);
+uint32_t dvm_kinds_count(const orte_dvm_t *dvm);
+void dvm_kinds_release(orte_dvm_t *dvm);
+/* The wire format (one message type: a subtree's records, or the whole table), for tests. */
+int dvm_kinds_pack(const dvm_kinds_t *kinds, opal_buffer_t *buffer);
+int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *into, char *reason,
+                     size_t rsize);
+dvm_kinds_t *dvm_kinds_table_new(void);
+void dvm_kinds_table_free(dvm_kinds_t *kinds);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the

@@ -289,6 +289,35 @@ static void root_inventory_cb(int status, const orte_grpcomm_result_t *result, v
     }
 }
 
+/* Hosted simulated nodes: the inventories came by kind (dvm_kinds.c); each node's is rebuilt
+ * here, where the root keeps one per node. */
+static void root_kinds_done(orte_dvm_t *dvm, int status)
+{
+    if (HERD_SUCCESS != status) {
+        dvm_fail(dvm, "inventory-failed", opal_strerror(status));
+        return;
+    }
+    dvm->root.inventory_seconds = seconds_since(&dvm->root.started);
+    dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_inventory);
+    dvm->root.inventory_bytes = dvm_kinds_table_bytes(dvm);
+    for (uint32_t v = 1; v < dvm->size; ++v) {
+        int rc = dvm_kinds_inventory(dvm, dvm->allocation, v, &dvm->root.inventory[v]);
+        if (HERD_SUCCESS != rc) {
+            char where[128];
+            dvm_tree_position(dvm, v, where, sizeof(where));
+            dvm_fail(dvm, "bad-inventory", dvm_tree_node_name(dvm, v), where, opal_strerror(rc));
+            return;
+        }
+    }
+    if (HERD_SUCCESS != dvm_kinds_request_xml(dvm)) {
+        return;
+    }
+    int rc = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, root_barrier_cb, dvm);
+    if (HERD_SUCCESS != rc) {
+        dvm_fail(dvm, "inventory-failed", opal_strerror(rc));
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* start-up */
 
@@ -376,6 +405,9 @@ static int root_open(orte_dvm_t *dvm)
         HERD_SUCCESS != (rc = dvm_loss_root_open(dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         return rc;
+    }
+    if (dvm_kinds_wanted(dvm)) {
+        return dvm_kinds_start(dvm, root_kinds_done);
     }
     /* the root contributes nothing to the inventory; it has no node of its own */
     return dvm->gc->allgather(dvm->grpcomm, DVM_COLL_INVENTORY, NULL, 0, root_inventory_cb, dvm);
@@ -504,8 +536,13 @@ void orte_dvm_root_report(orte_dvm_t *dvm, FILE *stream)
                 "allgather rounds %u (grpcomm %s, launcher %s)\n",
                 dvm->size, dvm->radix, orte_radix_depth(dvm->size, dvm->radix),
                 orte_dvm_tree_rounds(dvm), gather_rounds, dvm->gc->name, dvm->tree.plm->name);
-        fprintf(stream, "DVM inventory: %u inventories, %llu bytes to every daemon\n",
-                dvm->size - 1, (unsigned long long) dvm->root.inventory_bytes);
+        char kinds[64] = "";
+        if (NULL != dvm->kinds) {
+            snprintf(kinds, sizeof(kinds), " sent as %u kind%s", dvm_kinds_count(dvm),
+                     1 == dvm_kinds_count(dvm) ? "" : "s");
+        }
+        fprintf(stream, "DVM inventory: %u inventories%s, %llu bytes to every daemon\n",
+                dvm->size - 1, kinds, (unsigned long long) dvm->root.inventory_bytes);
         fprintf(stream,
                 "DVM phases: daemons started %.2f s, inventories gathered %.2f s, ready %.2f s\n",
                 dvm->root.launched_seconds, dvm->root.inventory_seconds,
@@ -580,6 +617,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
     }
     dvm_loss_root_release(dvm);
     dvm_release_runtime(dvm);
+    dvm_kinds_release(dvm);
     for (uint32_t v = 0; NULL != dvm->root.inventory && v < dvm->size; ++v) {
         orte_inventory_free(dvm->root.inventory[v]);
     }

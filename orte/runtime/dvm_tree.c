@@ -314,10 +314,12 @@ void dvm_tree_arm_timer(orte_dvm_t *dvm, double seconds)
 
 void dvm_tree_release(orte_dvm_t *dvm)
 {
-    if (dvm->tree.virtual_port_fd > 0) {
-        close(dvm->tree.virtual_port_fd - 1);
-        dvm->tree.virtual_port_fd = 0;
+    for (size_t i = 0; i < dvm->tree.num_virtual_port_fds; ++i) {
+        close(dvm->tree.virtual_port_fds[i]);
     }
+    free(dvm->tree.virtual_port_fds);
+    dvm->tree.virtual_port_fds = NULL;
+    dvm->tree.num_virtual_port_fds = 0;
     for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
         orte_plm_daemon_t *d = &dvm->tree.launched[i];
         if (d->pid > 0) {

@@ -40,7 +40,12 @@ typedef struct virtual_host {
     char **names;
     char **topologies;
     orte_inventory_t **kinds; /* by topology index: collected once */
-    char scratch_uri[64];     /* dvm_boot_ancestors' answers, copied at once */
+    /* every node's name, for the inventories by kind: the same simulated allocation as the
+     * root's, made again here from the same variables (the bootstrap carries them) */
+    orte_allocation_t *allocation;
+    uint16_t *session_ports; /* the DVM's common session ports, one per slot */
+    size_t num_session_ports;
+    char scratch_uri[64]; /* dvm_boot_ancestors' answers, copied at once */
 } virtual_host_t;
 
 static void bootstrap_error(const char *what)
@@ -135,6 +140,8 @@ static int start_node(virtual_host_t *host, const orte_dvm_t *first, const dvm_b
     dvm->size = first->size;
     dvm->radix = first->radix;
     dvm->survive_loss = first->survive_loss;
+    dvm->daemon.names = host->allocation;
+    dvm->daemon.session_ports = host->session_ports;
     if (first_of_kind) {
         rc = orte_inventory_collect(host->names[i], host->topologies[kind], boot->fabric_components,
                                     &host->kinds[kind]);
@@ -275,8 +282,53 @@ static void host_close(virtual_host_t *host)
     }
     free(host->kinds);
     free(host->nodes);
+    free(host->session_ports);
+    orte_allocation_free(host->allocation);
+    orte_ras_base_close();
     opal_argv_free(host->names);
     opal_argv_free(host->topologies);
+}
+
+/* The allocation again (every node's name), checked against this process's own nodes, and the
+ * session ports. */
+static int host_names(virtual_host_t *host, const orte_dvm_t *first)
+{
+    char **ports = opal_argv_split(getenv(DVM_BOOT_VIRTUAL_SESSION_PORTS), ',');
+    orte_dvm_t vars_holder;
+    int rc = dvm_load_vars(&vars_holder);
+    host->num_session_ports = opal_argv_count(ports);
+    host->session_ports = calloc(host->num_session_ports + 1, sizeof(*host->session_ports));
+    if (HERD_SUCCESS == rc &&
+        (NULL == host->session_ports ||
+         host->num_session_ports != (size_t) vars_holder.vars->session_slots)) {
+        bootstrap_error("session ports");
+        rc = HERD_ERR_BAD_PARAM;
+    }
+    for (size_t i = 0; HERD_SUCCESS == rc && i < host->num_session_ports; ++i) {
+        unsigned long port = strtoul(ports[i], NULL, 10);
+        if (0 == port || port > 65535) {
+            bootstrap_error("a session port");
+            rc = HERD_ERR_BAD_PARAM;
+        }
+        host->session_ports[i] = (uint16_t) port;
+    }
+    opal_argv_free(ports);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_ras_base_allocate(&host->allocation);
+    }
+    if (HERD_SUCCESS != rc) {
+        return rc;
+    }
+    bool same = host->allocation->num_nodes + 1 == first->size;
+    for (uint32_t i = 0; same && i < host->count; ++i) {
+        same = 0 == strcmp(host->allocation->nodes[first->vpid - 1 + i].name, host->names[i]);
+    }
+    if (!same) {
+        opal_show_help(DVM_HELP_FILE, "virtual-allocation-differs", false, first->vpid,
+                       host->names[0]);
+        return HERD_ERR_SILENT;
+    }
+    return HERD_SUCCESS;
 }
 
 /* The loop and signals, then every node in vpid order. */
@@ -293,6 +345,9 @@ static int host_run(virtual_host_t *host, const orte_dvm_t *first, const dvm_boo
     host->nodes = calloc(host->count, sizeof(*host->nodes));
     if (HERD_SUCCESS == rc && (NULL == host->kinds || NULL == host->nodes)) {
         rc = HERD_ERR_OUT_OF_RESOURCE;
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = host_names(host, first);
     }
     for (uint32_t i = 0; HERD_SUCCESS == rc && i < host->count; ++i) {
         unsigned long kind = strtoul(kinds[i], NULL, 10);

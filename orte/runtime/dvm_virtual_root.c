@@ -41,26 +41,33 @@ static void virtual_addr(orte_vpid_t vpid, uint16_t port, struct sockaddr_in *ad
     addr->sin_addr.s_addr = htonl((127u << 24) | ((1u + (vpid >> 16)) << 16) | (vpid & 0xffffu));
 }
 
-/* The common port: bound (not listening) on 127.0.0.1 for the DVM's life, so that no other
- * program takes it on the wildcard address meanwhile. */
-static int reserve_port(orte_dvm_t *dvm, uint16_t *port)
+/* The common ports (the overlay's, then one per session slot): each bound (not listening) on
+ * 127.0.0.1 for the DVM's life, so that no other program takes it on the wildcard address
+ * meanwhile. */
+static int reserve_ports(orte_dvm_t *dvm, uint16_t *ports, size_t count)
 {
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof(addr);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        return HERD_ERR_IN_ERRNO;
+    dvm->tree.virtual_port_fds = malloc(count * sizeof(*dvm->tree.virtual_port_fds));
+    if (NULL == dvm->tree.virtual_port_fds) {
+        return HERD_ERR_OUT_OF_RESOURCE;
     }
-    if (0 != bind(fd, (struct sockaddr *) &addr, sizeof(addr)) ||
-        0 != getsockname(fd, (struct sockaddr *) &addr, &len)) {
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        return HERD_ERR_IN_ERRNO;
+    for (size_t i = 0; i < count; ++i) {
+        struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
+        socklen_t len = sizeof(addr);
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            return HERD_ERR_IN_ERRNO;
+        }
+        if (0 != bind(fd, (struct sockaddr *) &addr, sizeof(addr)) ||
+            0 != getsockname(fd, (struct sockaddr *) &addr, &len)) {
+            int saved = errno;
+            close(fd);
+            errno = saved;
+            return HERD_ERR_IN_ERRNO;
+        }
+        dvm->tree.virtual_port_fds[dvm->tree.num_virtual_port_fds++] = fd;
+        ports[i] = ntohs(addr.sin_port);
     }
-    dvm->tree.virtual_port_fd = fd + 1;
-    *port = ntohs(addr.sin_port);
     return HERD_SUCCESS;
 }
 
@@ -101,7 +108,7 @@ static int append_entry(char ***boot, const char *key, const char *value)
 /* The lists a hosting process reads: its nodes' names, their distinct topologies and which
  * each node has, and each node's listener. */
 static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count, const int *fds,
-                       uint16_t port)
+                       const uint16_t *ports)
 {
     char **names = NULL, **topologies = NULL, **kinds = NULL, **fd_list = NULL;
     char number[32];
@@ -143,9 +150,18 @@ static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t cou
     if (HERD_SUCCESS == rc) {
         rc = append_entry(&d->boot, DVM_BOOT_VIRTUAL_COUNT, number);
     }
-    snprintf(number, sizeof(number), "%u", (unsigned) port);
+    snprintf(number, sizeof(number), "%u", (unsigned) ports[0]);
     if (HERD_SUCCESS == rc) {
         rc = append_entry(&d->boot, DVM_BOOT_VIRTUAL_PORT, number);
+    }
+    char session_ports[16 * 1024 + 8] = "";
+    for (int s = 0; s < dvm->vars->session_slots; ++s) {
+        size_t used = strlen(session_ports);
+        snprintf(session_ports + used, sizeof(session_ports) - used, "%s%u", 0 == s ? "" : ",",
+                 (unsigned) ports[1 + s]);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = append_entry(&d->boot, DVM_BOOT_VIRTUAL_SESSION_PORTS, session_ports);
     }
     const char *keys[4] = {DVM_BOOT_VIRTUAL_NODES, DVM_BOOT_VIRTUAL_TOPOLOGIES,
                            DVM_BOOT_VIRTUAL_KINDS, DVM_BOOT_VIRTUAL_FDS};
@@ -163,16 +179,16 @@ static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t cou
 }
 
 /* One hosting process: bind its nodes' listeners, start it, close our copies. */
-static int launch_group(orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count, uint16_t port,
-                        int *fds)
+static int launch_group(orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count,
+                        const uint16_t *ports, int *fds)
 {
     uint32_t bound = 0;
     int rc = HERD_SUCCESS;
     for (; bound < count; ++bound) {
-        rc = bind_node(d->vpid + bound, port, &fds[bound]);
+        rc = bind_node(d->vpid + bound, ports[0], &fds[bound]);
         if (HERD_SUCCESS != rc) {
             char uri[64];
-            dvm_virtual_uri(d->vpid + bound, port, uri, sizeof(uri));
+            dvm_virtual_uri(d->vpid + bound, ports[0], uri, sizeof(uri));
             opal_show_help(DVM_HELP_FILE, "virtual-bind-failed", true,
                            dvm_tree_node_name(dvm, d->vpid + bound), uri, strerror(errno));
             rc = HERD_ERR_SILENT;
@@ -183,7 +199,7 @@ static int launch_group(orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count, u
         rc = dvm_boot_build(dvm, d, dvm->uri, "", NULL);
     }
     if (HERD_SUCCESS == rc) {
-        rc = build_lists(dvm, d, count, fds, port);
+        rc = build_lists(dvm, d, count, fds, ports);
     }
     if (HERD_SUCCESS == rc) {
         d->inherit_fds = fds;
@@ -210,17 +226,17 @@ int dvm_virtual_launch(orte_dvm_t *dvm)
     uint32_t per = dvm->allocation->nodes_per_process;
     uint32_t nodes = dvm->size - 1;
     uint32_t groups = (nodes + per - 1) / per;
-    uint16_t port = 0;
-    int rc = reserve_port(dvm, &port);
-    if (HERD_SUCCESS != rc) {
+    size_t num_ports = 1 + (size_t) dvm->vars->session_slots;
+    uint16_t *ports = calloc(num_ports, sizeof(*ports));
+    int rc = NULL != ports ? reserve_ports(dvm, ports, num_ports) : HERD_ERR_OUT_OF_RESOURCE;
+    if (HERD_ERR_IN_ERRNO == rc) {
         opal_show_help(DVM_HELP_FILE, "virtual-port-failed", true, strerror(errno));
-        return HERD_ERR_SILENT;
+        rc = HERD_ERR_SILENT;
     }
     int *fds = malloc(per * sizeof(*fds));
     dvm->tree.launched = calloc(groups, sizeof(*dvm->tree.launched));
-    if (NULL == fds || NULL == dvm->tree.launched) {
-        free(fds);
-        return HERD_ERR_OUT_OF_RESOURCE;
+    if (HERD_SUCCESS == rc && (NULL == fds || NULL == dvm->tree.launched)) {
+        rc = HERD_ERR_OUT_OF_RESOURCE;
     }
     for (uint32_t g = 0; g < groups && HERD_SUCCESS == rc; ++g) {
         orte_vpid_t first = 1 + g * per;
@@ -233,8 +249,9 @@ int dvm_virtual_launch(orte_dvm_t *dvm)
                                  .stderr_fd = -1,
                                  .stdin_fd = -1};
         dvm->tree.num_launched = g + 1; /* from here on, dvm_tree_release() cleans it up */
-        rc = launch_group(dvm, d, count, port, fds);
+        rc = launch_group(dvm, d, count, ports, fds);
     }
     free(fds);
+    free(ports);
     return rc;
 }

@@ -5,7 +5,8 @@
 # down with nothing left; bad values are refused with a clear message.
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras_simulator_num_nodes 512 --mca ras_simulator_nodes_per_process 128"
-TOPO="pack:1 core:2 pu:1"
+# two kinds of node, in turn: sim0001 has 2 cores, sim0002 4, ...
+TOPO="pack:1 core:2 pu:1;pack:1 core:4 pu:1"
 
 herd_info --parsable --param ras simulator
 expect_out "herd-info shows ras_simulator_nodes_per_process and its default" \
@@ -13,9 +14,9 @@ expect_out "herd-info shows ras_simulator_nodes_per_process and its default" \
 
 herd_dvm $SIM --mca ras_simulator_topology "$TOPO" --display-allocation --exit-when-ready
 expect_rc "512 simulated nodes in 4 processes come up and go down" 0
-expect_out "the ready line counts every node" '^DVM ready: 512 nodes, 1024 slots, [0-9.]+ s$'
+expect_out "the ready line counts every node" '^DVM ready: 512 nodes, 1536 slots, [0-9.]+ s$'
 expect_out "the allocation lists the last node" 'sim0512'
-expect_out "the inventory line says what every daemon gets" '^DVM inventory: 512 inventories, [1-9][0-9]* bytes to every daemon$'
+expect_out "the inventories travel once per kind" '^DVM inventory: 512 inventories sent as 2 kinds, [1-9][0-9]* bytes to every daemon$'
 expect_out "the start-up phases are timed" '^DVM phases: daemons started [0-9.]+ s, inventories gathered [0-9.]+ s, ready [0-9.]+ s$'
 expect_out "the root's traffic per phase is counted" '^DVM root traffic: to the inventory [1-9][0-9]* messages, [1-9][0-9]* bytes in, [1-9][0-9]* bytes out; '
 [ -z "$(herdd_pids)" ] && ok "no daemon left after --exit-when-ready" || fail "daemons left: $(herdd_pids)"
@@ -36,7 +37,8 @@ expect_rc "a job with a process on each of the 512 nodes" 0
 
 herdrun --dvm-uri "$uri" -n 4 --map-by node --display-map sh -c 'echo "rank $HERD_RANK"'
 expect_rc "a small job on the hosted nodes" 0
-expect_out "its map names the simulated nodes" '^node sim0004: 2 slots, 1 processes'
+expect_out "its map names the simulated nodes" '^node sim0003: 2 slots, 1 processes'
+expect_out "each with its own kind's slots" '^node sim0004: 4 slots, 1 processes'
 expect_out "and its ranks ran" '^rank 3$'
 
 herdrun --dvm-uri "$uri" -n 1024 --do-not-launch -v /bin/true
