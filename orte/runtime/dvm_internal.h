@@ -294,9 +294,10 @@ int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot);
 void dvm_daemon_free(orte_dvm_t *dvm);
 
 /* dvm_virtual_root.c, dvm_virtual_host.c: many simulated nodes per process */
-/* The bootstrap keys of a hosting process: its nodes are vpids HERD_DVM_VPID ..
- * +HERD_DVM_VIRTUAL_COUNT-1, each listening at dvm_virtual_uri(vpid). */
+/* The bootstrap keys of a hosting process: its nodes are HERD_DVM_VIRTUAL_COUNT vpids from
+ * HERD_DVM_VPID on, HERD_DVM_VIRTUAL_STRIDE apart, each listening at dvm_virtual_uri(vpid). */
 #define DVM_BOOT_VIRTUAL_COUNT      "HERD_DVM_VIRTUAL_COUNT"
+#define DVM_BOOT_VIRTUAL_STRIDE     "HERD_DVM_VIRTUAL_STRIDE"
 #define DVM_BOOT_VIRTUAL_PORT       "HERD_DVM_VIRTUAL_PORT"
 #define DVM_BOOT_VIRTUAL_NODES      "HERD_DVM_VIRTUAL_NODES"      /* names, ',' between */
 #define DVM_BOOT_VIRTUAL_TOPOLOGIES "HERD_DVM_VIRTUAL_TOPOLOGIES" /* distinct, ';' between */

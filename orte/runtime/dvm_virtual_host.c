@@ -36,6 +36,7 @@ typedef struct virtual_host {
     uint32_t count;
     uint32_t live; /* opened and not released */
     uint16_t port;
+    uint32_t stride; /* between this process's vpids */
     const char *root_uri;
     char **names;
     char **topologies;
@@ -62,13 +63,17 @@ static int read_lists(virtual_host_t *host, const orte_dvm_t *first, char ***kin
 {
     const char *count_text = getenv(DVM_BOOT_VIRTUAL_COUNT);
     const char *port_text = getenv(DVM_BOOT_VIRTUAL_PORT);
+    const char *stride_text = getenv(DVM_BOOT_VIRTUAL_STRIDE);
     unsigned long count = NULL != count_text ? strtoul(count_text, NULL, 10) : 0;
     unsigned long port = NULL != port_text ? strtoul(port_text, NULL, 10) : 0;
-    if (0 == count || 0 == port || port > 65535 || first->vpid + count > first->size) {
-        bootstrap_error("count, port or vpids");
+    unsigned long stride = NULL != stride_text ? strtoul(stride_text, NULL, 10) : 0;
+    if (0 == count || 0 == port || port > 65535 || 0 == stride || stride >= first->size ||
+        (uint64_t) first->vpid + (uint64_t) (count - 1) * stride >= first->size) {
+        bootstrap_error("count, stride, port or vpids");
         return HERD_ERR_BAD_PARAM;
     }
     host->count = (uint32_t) count;
+    host->stride = (uint32_t) stride;
     host->port = (uint16_t) port;
     host->names = opal_argv_split(getenv(DVM_BOOT_VIRTUAL_NODES), ',');
     host->topologies = opal_argv_split(getenv(DVM_BOOT_VIRTUAL_TOPOLOGIES), ';');
@@ -136,7 +141,7 @@ static int start_node(virtual_host_t *host, const orte_dvm_t *first, const dvm_b
     dvm->base = host->base;
     dvm->id = first->id;
     memcpy(dvm->secret, first->secret, sizeof(dvm->secret));
-    dvm->vpid = first->vpid + i;
+    dvm->vpid = first->vpid + i * host->stride;
     dvm->size = first->size;
     dvm->radix = first->radix;
     dvm->survive_loss = first->survive_loss;
@@ -321,7 +326,8 @@ static int host_names(virtual_host_t *host, const orte_dvm_t *first)
     }
     bool same = host->allocation->num_nodes + 1 == first->size;
     for (uint32_t i = 0; same && i < host->count; ++i) {
-        same = 0 == strcmp(host->allocation->nodes[first->vpid - 1 + i].name, host->names[i]);
+        same = 0 == strcmp(host->allocation->nodes[first->vpid - 1 + i * host->stride].name,
+                           host->names[i]);
     }
     if (!same) {
         opal_show_help(DVM_HELP_FILE, "virtual-allocation-differs", false, first->vpid,

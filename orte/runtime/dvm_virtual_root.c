@@ -107,14 +107,14 @@ static int append_entry(char ***boot, const char *key, const char *value)
 
 /* The lists a hosting process reads: its nodes' names, their distinct topologies and which
  * each node has, and each node's listener. */
-static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count, const int *fds,
-                       const uint16_t *ports)
+static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count,
+                       uint32_t stride, const int *fds, const uint16_t *ports)
 {
     char **names = NULL, **topologies = NULL, **kinds = NULL, **fd_list = NULL;
     char number[32];
     int rc = HERD_SUCCESS;
     for (uint32_t i = 0; i < count && HERD_SUCCESS == rc; ++i) {
-        const orte_node_t *node = &dvm->allocation->nodes[d->vpid - 1 + i];
+        const orte_node_t *node = &dvm->allocation->nodes[d->vpid - 1 + i * stride];
         const char *topology = NULL != node->topology ? node->topology : "";
         uint32_t kind = 0;
         while (NULL != topologies && NULL != topologies[kind] &&
@@ -150,6 +150,10 @@ static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t cou
     if (HERD_SUCCESS == rc) {
         rc = append_entry(&d->boot, DVM_BOOT_VIRTUAL_COUNT, number);
     }
+    snprintf(number, sizeof(number), "%u", stride);
+    if (HERD_SUCCESS == rc) {
+        rc = append_entry(&d->boot, DVM_BOOT_VIRTUAL_STRIDE, number);
+    }
     snprintf(number, sizeof(number), "%u", (unsigned) ports[0]);
     if (HERD_SUCCESS == rc) {
         rc = append_entry(&d->boot, DVM_BOOT_VIRTUAL_PORT, number);
@@ -178,31 +182,36 @@ static int build_lists(const orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t cou
     return rc;
 }
 
-/* One hosting process: bind its nodes' listeners, start it, close our copies. */
-static int launch_group(orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count,
-                        const uint16_t *ports, int *fds)
+/* Every node's listener, before any process starts: a process's nodes have their parents in
+ * every other process. */
+static int bind_all(orte_dvm_t *dvm, uint16_t port, int *fds)
 {
-    uint32_t bound = 0;
-    int rc = HERD_SUCCESS;
-    for (; bound < count; ++bound) {
-        rc = bind_node(d->vpid + bound, ports[0], &fds[bound]);
-        if (HERD_SUCCESS != rc) {
+    for (orte_vpid_t v = 1; v < dvm->size; ++v) {
+        if (HERD_SUCCESS != bind_node(v, port, &fds[v - 1])) {
             char uri[64];
-            dvm_virtual_uri(d->vpid + bound, ports[0], uri, sizeof(uri));
-            opal_show_help(DVM_HELP_FILE, "virtual-bind-failed", true,
-                           dvm_tree_node_name(dvm, d->vpid + bound), uri, strerror(errno));
-            rc = HERD_ERR_SILENT;
-            break;
+            dvm_virtual_uri(v, port, uri, sizeof(uri));
+            opal_show_help(DVM_HELP_FILE, "virtual-bind-failed", true, dvm_tree_node_name(dvm, v),
+                           uri, strerror(errno));
+            return HERD_ERR_SILENT;
         }
     }
+    return HERD_SUCCESS;
+}
+
+/* One hosting process, for vpids first, first + stride, ...: start it, close our copies of its
+ * nodes' listeners. */
+static int launch_group(orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count, uint32_t stride,
+                        const uint16_t *ports, int *fds, int *group_fds)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        group_fds[i] = fds[d->vpid - 1 + i * stride];
+    }
+    int rc = dvm_boot_build(dvm, d, dvm->uri, "", NULL);
     if (HERD_SUCCESS == rc) {
-        rc = dvm_boot_build(dvm, d, dvm->uri, "", NULL);
+        rc = build_lists(dvm, d, count, stride, group_fds, ports);
     }
     if (HERD_SUCCESS == rc) {
-        rc = build_lists(dvm, d, count, fds, ports);
-    }
-    if (HERD_SUCCESS == rc) {
-        d->inherit_fds = fds;
+        d->inherit_fds = group_fds;
         d->num_inherit_fds = count;
         rc = dvm->tree.plm->launch(d, 1, dvm->tree.herdd);
         if (HERD_SUCCESS != rc) {
@@ -215,12 +224,16 @@ static int launch_group(orte_dvm_t *dvm, orte_plm_daemon_t *d, uint32_t count,
         d->inherit_fds = NULL;
         d->num_inherit_fds = 0;
     }
-    for (uint32_t i = 0; i < bound; ++i) {
-        close(fds[i]);
+    for (uint32_t i = 0; i < count; ++i) {
+        close(fds[d->vpid - 1 + i * stride]);
+        fds[d->vpid - 1 + i * stride] = -1;
     }
     return rc;
 }
 
+/* Process g hosts vpids g+1, g+1+G, g+1+2G, ... (G processes): the tree's inner daemons, and
+ * so the connections to their children, are spread over every process instead of crowding the
+ * first one's descriptors. */
 int dvm_virtual_launch(orte_dvm_t *dvm)
 {
     uint32_t per = dvm->allocation->nodes_per_process;
@@ -233,14 +246,21 @@ int dvm_virtual_launch(orte_dvm_t *dvm)
         opal_show_help(DVM_HELP_FILE, "virtual-port-failed", true, strerror(errno));
         rc = HERD_ERR_SILENT;
     }
-    int *fds = malloc(per * sizeof(*fds));
+    int *fds = malloc(nodes * sizeof(*fds));
+    int *group_fds = malloc(per * sizeof(*group_fds));
     dvm->tree.launched = calloc(groups, sizeof(*dvm->tree.launched));
-    if (HERD_SUCCESS == rc && (NULL == fds || NULL == dvm->tree.launched)) {
+    if (HERD_SUCCESS == rc && (NULL == fds || NULL == group_fds || NULL == dvm->tree.launched)) {
         rc = HERD_ERR_OUT_OF_RESOURCE;
     }
+    for (uint32_t i = 0; NULL != fds && i < nodes; ++i) {
+        fds[i] = -1;
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = bind_all(dvm, ports[0], fds);
+    }
     for (uint32_t g = 0; g < groups && HERD_SUCCESS == rc; ++g) {
-        orte_vpid_t first = 1 + g * per;
-        uint32_t count = (nodes - g * per < per) ? nodes - g * per : per;
+        orte_vpid_t first = 1 + g;
+        uint32_t count = (nodes - g + groups - 1) / groups;
         orte_plm_daemon_t *d = &dvm->tree.launched[g];
         *d = (orte_plm_daemon_t){.vpid = first,
                                  .node = &dvm->allocation->nodes[first - 1],
@@ -249,9 +269,15 @@ int dvm_virtual_launch(orte_dvm_t *dvm)
                                  .stderr_fd = -1,
                                  .stdin_fd = -1};
         dvm->tree.num_launched = g + 1; /* from here on, dvm_tree_release() cleans it up */
-        rc = launch_group(dvm, d, count, ports, fds);
+        rc = launch_group(dvm, d, count, groups, ports, fds, group_fds);
+    }
+    for (uint32_t i = 0; NULL != fds && i < nodes; ++i) {
+        if (fds[i] >= 0) {
+            close(fds[i]);
+        }
     }
     free(fds);
+    free(group_fds);
     free(ports);
     return rc;
 }
