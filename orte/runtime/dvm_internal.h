@@ -10,7 +10,8 @@
  *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off
  *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching
  *   dvm_virtual_root.c  the root's launch of processes hosting many simulated nodes each
- *   dvm_virtual_host.c  such a process: many node daemons on one event loop */
+ *   dvm_virtual_host.c  such a process: many node daemons on one event loop
+ *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c) */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
 
@@ -26,6 +27,7 @@
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/plm/plm.h"
 #include "orte/runtime/dvm.h"
+#include "orte/runtime/dvm_kinds.h"
 
 #define DVM_HELP_FILE "help-dvm.txt"
 
@@ -179,7 +181,7 @@ struct orte_dvm {
     int status;
 
     /* hosted simulated nodes: the inventories by kind, in place of the allgather (dvm_kinds.c) */
-    struct dvm_kinds *kinds;
+    dvm_kinds_t *kinds;
 
     dvm_tree_t tree;
     dvm_root_t root;     /* root only */
@@ -313,10 +315,8 @@ int dvm_virtual_launch(orte_dvm_t *dvm);
 /* herdd: the bootstrap names several nodes (DVM_BOOT_VIRTUAL_COUNT): host them all. */
 int dvm_virtual_host_main(void);
 
-/* dvm_kinds.c: the start-up exchange of inventories by kind (hosted simulated nodes) */
-typedef struct dvm_kinds dvm_kinds_t;
-/* status HERD_SUCCESS: every daemon's inventory is known by kind (dvm->kinds is the table). */
-typedef void (*dvm_kinds_done_fn_t)(orte_dvm_t *dvm, int status);
+/* dvm_kinds.c: the start-up exchange of inventories by kind (hosted simulated nodes); the table
+ * and its wire format are dvm_kinds.h's */
 /* Whether this DVM's start-up uses it: the root's daemons are hosted (dvm_virtual_wanted), or
  * this node is. */
 bool dvm_kinds_wanted(const orte_dvm_t *dvm);
@@ -332,12 +332,6 @@ int dvm_kinds_request_xml(orte_dvm_t *dvm);
 size_t dvm_kinds_table_bytes(const orte_dvm_t *dvm);
 uint32_t dvm_kinds_count(const orte_dvm_t *dvm);
 void dvm_kinds_release(orte_dvm_t *dvm);
-/* The wire format (one message type: a subtree's records, or the whole table), for tests. */
-int dvm_kinds_pack(const dvm_kinds_t *kinds, opal_buffer_t *buffer);
-int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *into, char *reason,
-                     size_t rsize);
-dvm_kinds_t *dvm_kinds_table_new(void);
-void dvm_kinds_table_free(dvm_kinds_t *kinds);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the
