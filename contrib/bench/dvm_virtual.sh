@@ -4,7 +4,7 @@
 # and the launch message of a job of a million processes on them.
 # Usage: contrib/bench/dvm_virtual.sh [PREFIX]
 #   PREFIX: an installed herd (default ./install), or a build folder (e.g. _build).
-#   SIZES="512 1024 2048 4096" nodes to try, PER=512 nodes per herdd process, TOPO the topology.
+#   SIZES="1024 4096 16384" nodes to try, PER=1024 nodes per herdd process, TOPO the topology.
 # Prints per size: herdd processes, time to ready (herd-dvm's own figure), up+down wall time,
 # when the phases ended (every process started, the inventory allgather complete at the root),
 # the tree's rounds (broadcast/allgather), the bytes the allgather gives every daemon, what the
@@ -14,8 +14,8 @@
 # daemon sends one message up and at most radix copies down per collective.
 set -eu
 PREFIX=${1:-$(cd "$(dirname "$0")/../.." && pwd)/install}
-SIZES=${SIZES:-512 1024 2048 4096}
-PER=${PER:-512}
+SIZES=${SIZES:-1024 4096 16384}
+PER=${PER:-1024}
 TOPO=${TOPO:-pack:2 core:16 pu:2}
 if [ -x "$PREFIX/orte/tools/herd-dvm/herd-dvm" ]; then
     # a build folder: run uninstalled
