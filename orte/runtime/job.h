@@ -14,7 +14,7 @@
 #include "opal/visibility.h"
 
 /* Version of the launch message (raise it with every change to the encoding below). */
-#define ORTE_JOB_WIRE_VERSION 3u
+#define ORTE_JOB_WIRE_VERSION 4u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u
