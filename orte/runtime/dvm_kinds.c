@@ -155,9 +155,7 @@ int dvm_kinds_request_xml(orte_dvm_t *dvm)
 
 static void kinds_fail(orte_dvm_t *dvm, int status, const char *reason)
 {
-    opal_output(OPAL_OUTPUT_STDERR,
-                "herd: daemon %u: the start-up exchange of inventories by kind failed: %s",
-                dvm->vpid, reason);
+    opal_show_help(DVM_HELP_FILE, "kinds-failed", false, dvm->vpid, reason);
     dvm->kinds->sent = true;
     dvm->kinds->done(dvm, status);
 }
@@ -242,10 +240,7 @@ static void kinds_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, c
     uint32_t child = NULL != k ? src - k->first_child : 0;
     if (NULL == k || k->sent || src < k->first_child || child >= k->num_children ||
         orte_radix_parent(src, dvm->radix) != dvm->vpid || k->heard[child]) {
-        opal_output(OPAL_OUTPUT_STDERR,
-                    "herd: daemon %u: ignoring inventories by kind from daemon %u, not a child "
-                    "still expected",
-                    dvm->vpid, src);
+        opal_show_help(DVM_HELP_FILE, "kinds-unexpected", false, dvm->vpid, src);
         return;
     }
     int rc = dvm_kinds_decode(data, length, dvm->size, k, reason, sizeof(reason));
