@@ -66,6 +66,22 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     }
 }
 
+/* A session daemon started a failed process again (errmgr restart): said, nothing else. */
+static void recv_restarted(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                           size_t length, void *arg)
+{
+    launch_job_t *job = arg;
+    opal_buffer_t buffer;
+    orte_proc_record_t r;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == orte_proc_record_unpack(&buffer, &r) && !job->state.aborting) {
+        launch_report_restart(job, &r);
+        fflush(stderr);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
 static int by_rank(const void *a, const void *b)
 {
     uint32_t ra = ((const orte_proc_record_t *) a)->rank;
@@ -280,6 +296,7 @@ static int open_overlay(launch_job_t *job)
                     {ORTE_SESSION_TAG_REPORT, recv_report},
                     {ORTE_SESSION_TAG_EOF, recv_eof},
                     {ORTE_SESSION_TAG_NODE_LOST, recv_node_lost},
+                    {ORTE_SESSION_TAG_RESTARTED, recv_restarted},
                     {ORTE_SESSION_TAG_SPAWN_REQ, launch_spawn_recv_request},
                     {ORTE_SESSION_TAG_SPAWN_ACK, launch_spawn_recv_ack}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
