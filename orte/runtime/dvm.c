@@ -368,6 +368,12 @@ static void stop_endpoint(orte_dvm_t *dvm)
         dvm->gc->destroy(dvm->grpcomm);
         dvm->grpcomm = NULL;
     }
+    if (NULL != dvm->overlay && dvm->hosted) {
+        /* the host flushes once for all its nodes, and closes the frameworks last */
+        dvm->ovl->finalize(dvm->overlay);
+        dvm->overlay = NULL;
+        return;
+    }
     if (NULL != dvm->overlay) {
         dvm->ovl->finalize(dvm->overlay);
         dvm->overlay = NULL;
@@ -391,8 +397,9 @@ static void stop_endpoint(orte_dvm_t *dvm)
 int dvm_start_runtime(orte_dvm_t *dvm)
 {
     static const int caught[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0};
-    int rc = opal_event_base_create(&dvm->base);
-    if (HERD_SUCCESS == rc) {
+    /* a hosted node runs on its host's loop, whose signals the host handles */
+    int rc = dvm->hosted ? HERD_SUCCESS : opal_event_base_create(&dvm->base);
+    if (HERD_SUCCESS == rc && !dvm->hosted) {
         rc = opal_signal_pipe_open(dvm->base, caught, signal_cb, dvm, &dvm->signals);
     }
     if (HERD_SUCCESS == rc) {
@@ -415,13 +422,20 @@ void dvm_release_runtime(orte_dvm_t *dvm)
     if (NULL != dvm->ops->release) {
         dvm->ops->release(dvm);
     }
-    orte_orphans_kill(NULL, 0);
+    if (!dvm->hosted) {
+        orte_orphans_kill(NULL, 0); /* a host's orphans may be its other nodes' sessions */
+    }
     if (NULL == dvm->base) {
         return;
     }
     stop_endpoint(dvm);
     if (NULL != dvm->timer) {
         opal_event_free(dvm->timer);
+        dvm->timer = NULL;
+    }
+    if (dvm->hosted) {
+        dvm->base = NULL; /* the host's */
+        return;
     }
     opal_signal_pipe_close(dvm->signals);
     dvm->signals = NULL;

@@ -26,6 +26,8 @@ enum {
     ORTE_DVM_TAG_JOB_ERROR = 6, /* daemon -> root: {jobid, message}: a job could not start here */
     ORTE_DVM_TAG_REATTACHED = 7, /* daemon -> root: {}: its parent was lost, it re-attached */
     ORTE_DVM_TAG_RESYNC = 8,     /* root -> daemon: {u32 next command, u8 welcome}: after that */
+    ORTE_DVM_TAG_KINDS = 9,      /* daemon -> parent: its subtree's inventories by kind (hosted
+                                  * simulated nodes' start-up, dvm_kinds.c) */
     /* daemon -> root: {jobid}: the job's session slot on the daemon's node is free */
     ORTE_DVM_TAG_SESSION_END = 12,
 };

@@ -117,6 +117,7 @@ static void daemon_reap(orte_dvm_t *dvm)
 static void daemon_release(orte_dvm_t *dvm)
 {
     dvm_jobs_release(dvm);
+    dvm_kinds_release(dvm);
     dvm_loss_daemon_release(dvm);
     for (uint32_t i = 0; NULL != dvm->daemon.inventory_blobs && i + 1 < dvm->size; ++i) {
         free(dvm->daemon.inventory_blobs[i]);
@@ -223,6 +224,18 @@ static void daemon_inventory_cb(int status, const orte_grpcomm_result_t *result,
     }
 }
 
+/* Hosted simulated nodes: the inventories by kind are in (dvm_kinds.c), in place of the
+ * allgather's blobs. */
+static void daemon_kinds_done(orte_dvm_t *dvm, int status)
+{
+    if (HERD_SUCCESS == status) {
+        status = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, daemon_ready_cb, dvm);
+    }
+    if (HERD_SUCCESS != status) {
+        daemon_stop(dvm, "the inventory exchange", status);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the daemon's life, step by step */
 
@@ -247,7 +260,7 @@ static int daemon_read_boot(orte_dvm_t *dvm, bool bootstrap_stdin, dvm_boot_t *b
 
 /* The runtime, the stdin watch, the message handlers, the listener and the node's session
  * endpoints. */
-static int daemon_open(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin)
+int dvm_daemon_open(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin)
 {
     int rc;
     if (HERD_SUCCESS != (rc = dvm_load_vars(dvm)) ||
@@ -288,18 +301,22 @@ static int daemon_open(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_s
 }
 
 /* Offer the inventory to the allgather, connect to the parent and tell the root. */
-static int daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot)
+int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot)
 {
     opal_buffer_t buffer;
     opal_buffer_init(&buffer);
-    int rc = orte_inventory_pack(&buffer, dvm->daemon.mine, false);
-    if (HERD_SUCCESS == rc) {
+    bool by_kind = dvm_kinds_wanted(dvm);
+    int rc = by_kind ? HERD_SUCCESS : orte_inventory_pack(&buffer, dvm->daemon.mine, false);
+    if (HERD_SUCCESS == rc && !by_kind) {
         rc = dvm->gc->allgather(dvm->grpcomm, DVM_COLL_INVENTORY, buffer.base, buffer.used,
                                 daemon_inventory_cb, dvm);
     }
     opal_buffer_destruct(&buffer);
     if (HERD_SUCCESS == rc) {
         rc = dvm->ovl->connect_parent(dvm->overlay, boot->parent_uri);
+    }
+    if (HERD_SUCCESS == rc && by_kind) {
+        rc = dvm_kinds_start(dvm, daemon_kinds_done);
     }
     if (HERD_SUCCESS == rc) {
         /* queued until the parent connection is up; tells the root this daemon made it */
@@ -343,9 +360,9 @@ static int daemon_serve(orte_dvm_t *dvm)
 
 static int daemon_run(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin)
 {
-    int rc = daemon_open(dvm, boot, bootstrap_stdin);
+    int rc = dvm_daemon_open(dvm, boot, bootstrap_stdin);
     if (HERD_SUCCESS == rc) {
-        rc = daemon_join(dvm, boot);
+        rc = dvm_daemon_join(dvm, boot);
     }
     if (HERD_SUCCESS == rc && NULL != boot->plm_name) {
         rc = daemon_start_below(dvm, boot);
@@ -356,15 +373,35 @@ static int daemon_run(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_st
     return rc;
 }
 
+void dvm_daemon_init(orte_dvm_t *dvm)
+{
+    memset(dvm, 0, sizeof(*dvm));
+    dvm->ops = &daemon_ops;
+    dvm->next_command = DVM_COLL_FIRST_COMMAND;
+    dvm->status = HERD_ERROR;
+}
+
+void dvm_daemon_free(orte_dvm_t *dvm)
+{
+    orte_allocation_free(dvm->allocation);
+    dvm->allocation = NULL;
+    free(dvm->tree.herdd);
+    dvm->tree.herdd = NULL;
+    free(dvm->uri);
+    dvm->uri = NULL;
+    orte_inventory_free(dvm->daemon.mine);
+    dvm->daemon.mine = NULL;
+}
+
 int orte_dvm_daemon_main(bool bootstrap_stdin)
 {
     orte_dvm_t dvm_storage;
     orte_dvm_t *dvm = &dvm_storage;
     dvm_boot_t boot;
-    memset(dvm, 0, sizeof(*dvm));
-    dvm->ops = &daemon_ops;
-    dvm->next_command = DVM_COLL_FIRST_COMMAND;
-    dvm->status = HERD_ERROR;
+    if (!bootstrap_stdin && NULL != getenv(DVM_BOOT_VIRTUAL_COUNT)) {
+        return dvm_virtual_host_main(); /* many simulated nodes in this one process */
+    }
+    dvm_daemon_init(dvm);
 
     if (HERD_SUCCESS != daemon_read_boot(dvm, bootstrap_stdin, &boot)) {
         return 1;
@@ -386,10 +423,7 @@ int orte_dvm_daemon_main(bool bootstrap_stdin)
         rc = daemon_run(dvm, &boot, bootstrap_stdin);
         dvm_release_runtime(dvm);
         orte_plm_base_close();
-        orte_allocation_free(dvm->allocation);
-        free(dvm->tree.herdd);
-        free(dvm->uri);
-        orte_inventory_free(dvm->daemon.mine);
+        dvm_daemon_free(dvm);
     }
     opal_mca_finalize();
     return HERD_SUCCESS == rc ? 0 : 1;

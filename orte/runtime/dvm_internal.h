@@ -9,7 +9,10 @@
  *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
  *   dvm_jobs.c    a node daemon's jobs: one session daemon per job, through the hand-off
  *   dvm_queue.c   the root's session slots and the jobs waiting for them
- *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching */
+ *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching
+ *   dvm_virtual_root.c  the root's launch of processes hosting many simulated nodes each
+ *   dvm_virtual_host.c  such a process: many node daemons on one event loop
+ *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c) */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
 
@@ -25,6 +28,7 @@
 #include "orte/mca/overlay/overlay.h"
 #include "orte/mca/plm/plm.h"
 #include "orte/runtime/dvm.h"
+#include "orte/runtime/dvm_kinds.h"
 
 #define DVM_HELP_FILE "help-dvm.txt"
 
@@ -80,6 +84,10 @@ typedef struct dvm_tree {
     orte_plm_daemon_t *launched;  /* one per daemon started here */
     size_t num_launched;
     bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
+    /* hosted nodes: their common ports (overlay, then one per session slot), held bound on
+     * 127.0.0.1 for the DVM's life (dvm_virtual_root.c) */
+    int *virtual_port_fds;
+    size_t num_virtual_port_fds;
 } dvm_tree_t;
 
 /* The root's session slots and the jobs waiting for them (dvm_queue.c). */
@@ -92,6 +100,11 @@ typedef struct dvm_root {
     uint32_t xml_pending;
     struct timespec started;
     double ready_seconds;
+    uint64_t inventory_bytes; /* of every inventory gathered: what the allgather gives each */
+    double launched_seconds;  /* start-up phases, since started: every daemon process started */
+    double inventory_seconds; /* the inventory allgather complete here */
+    orte_overlay_stats_t at_inventory; /* the root's endpoint then, and once ready */
+    orte_overlay_stats_t at_ready;
     bool barrier_done; /* the ready barrier completed */
     bool ready;        /* every daemon reported, every XML arrived, the barrier completed */
     uint32_t next_job_seq;
@@ -135,10 +148,17 @@ typedef struct dvm_daemon {
     uint32_t attempts; /* at it: it may not know yet that the daemons between are lost */
     opal_event_t *retry_timer;
     bool reattaching;       /* the parent was lost; connecting to an ancestor */
+    /* a hosted simulated node (dvm_virtual_host.c): the host's allocation (every node's name)
+     * and the DVM's common session ports, one per slot; NULL otherwise */
+    const orte_allocation_t *names;
+    const uint16_t *session_ports;
 } dvm_daemon_t;
 
 struct orte_dvm {
     const dvm_side_ops_t *ops;
+    /* a simulated node hosted with others in one process (dvm_virtual_host.c): the event loop,
+     * the signals and the frameworks are the host's, not this daemon's */
+    bool hosted;
     /* who this process is in which DVM */
     char *id; /* the root's own copy; a daemon's points into its environment */
     uint8_t secret[ORTE_DVM_SECRET_LEN];
@@ -164,6 +184,9 @@ struct orte_dvm {
     bool done;
     bool stopping; /* shutdown begun */
     int status;
+
+    /* hosted simulated nodes: the inventories by kind, in place of the allgather (dvm_kinds.c) */
+    dvm_kinds_t *kinds;
 
     dvm_tree_t tree;
     dvm_root_t root;     /* root only */
@@ -274,6 +297,54 @@ int dvm_queue_open(orte_dvm_t *dvm);
 void dvm_queue_release(orte_dvm_t *dvm);
 /* Daemon vpid was lost: its slots go, the jobs queued for its node are refused. */
 void dvm_queue_node_down(orte_dvm_t *dvm, orte_vpid_t vpid);
+
+/* dvm_daemon.c: a node daemon's steps, for a process hosting several (dvm_virtual_host.c) */
+/* A fresh daemon's state (ops, first command id, status). */
+void dvm_daemon_init(orte_dvm_t *dvm);
+/* The runtime, the message handlers, the listener and the node's session endpoints. */
+int dvm_daemon_open(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin);
+/* Offer the inventory to the allgather, connect to the parent and tell the root. */
+int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot);
+/* What orte_dvm_daemon_main releases of one daemon once it is done. */
+void dvm_daemon_free(orte_dvm_t *dvm);
+
+/* dvm_virtual_root.c, dvm_virtual_host.c: many simulated nodes per process */
+/* The bootstrap keys of a hosting process: its nodes are HERD_DVM_VIRTUAL_COUNT vpids from
+ * HERD_DVM_VPID on, HERD_DVM_VIRTUAL_STRIDE apart, each listening at dvm_virtual_uri(vpid). */
+#define DVM_BOOT_VIRTUAL_COUNT      "HERD_DVM_VIRTUAL_COUNT"
+#define DVM_BOOT_VIRTUAL_STRIDE     "HERD_DVM_VIRTUAL_STRIDE"
+#define DVM_BOOT_VIRTUAL_PORT       "HERD_DVM_VIRTUAL_PORT"
+#define DVM_BOOT_VIRTUAL_NODES      "HERD_DVM_VIRTUAL_NODES"      /* names, ',' between */
+#define DVM_BOOT_VIRTUAL_TOPOLOGIES "HERD_DVM_VIRTUAL_TOPOLOGIES" /* distinct, ';' between */
+#define DVM_BOOT_VIRTUAL_KINDS      "HERD_DVM_VIRTUAL_KINDS"      /* per node: topology index */
+#define DVM_BOOT_VIRTUAL_FDS        "HERD_DVM_VIRTUAL_FDS"        /* per node: its listener */
+#define DVM_BOOT_VIRTUAL_SESSION_PORTS "HERD_DVM_VIRTUAL_SESSION_PORTS" /* one per session slot */
+/* Where simulated node vpid listens: an address of its own in 127.0.0.0/8 (so its session
+ * endpoints have a port space of their own too) and the DVM's common port. */
+void dvm_virtual_uri(orte_vpid_t vpid, uint16_t port, char *uri, size_t size);
+/* Root: whether this DVM hosts several simulated nodes per process; then launch them. */
+bool dvm_virtual_wanted(const orte_dvm_t *dvm);
+int dvm_virtual_launch(orte_dvm_t *dvm);
+/* herdd: the bootstrap names several nodes (DVM_BOOT_VIRTUAL_COUNT): host them all. */
+int dvm_virtual_host_main(void);
+
+/* dvm_kinds.c: the start-up exchange of inventories by kind (hosted simulated nodes); the table
+ * and its wire format are dvm_kinds.h's */
+/* Whether this DVM's start-up uses it: the root's daemons are hosted (dvm_virtual_wanted), or
+ * this node is. */
+bool dvm_kinds_wanted(const orte_dvm_t *dvm);
+/* Start it: register for the children's records, offer this daemon's (not the root's), wait
+ * for the table (the root: broadcast it once complete). After connect_parent. */
+int dvm_kinds_start(orte_dvm_t *dvm, dvm_kinds_done_fn_t done);
+/* Daemon vpid's inventory rebuilt from the table, its name from names (malloc'd). */
+int dvm_kinds_inventory(const orte_dvm_t *dvm, const orte_allocation_t *names, orte_vpid_t vpid,
+                        orte_inventory_t **inventory);
+/* Root: ask the first node of each kind for its topology XML (dvm->root.xml_pending). */
+int dvm_kinds_request_xml(orte_dvm_t *dvm);
+/* The table's size as broadcast, and its number of kinds. */
+size_t dvm_kinds_table_bytes(const orte_dvm_t *dvm);
+uint32_t dvm_kinds_count(const orte_dvm_t *dvm);
+void dvm_kinds_release(orte_dvm_t *dvm);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the

@@ -64,6 +64,12 @@ int dvm_jobs_bind_endpoints(orte_dvm_t *dvm)
             return HERD_ERR_IN_ERRNO;
         }
         daemon->session_fds[i] = fd;
+        if (NULL != daemon->session_ports) {
+            /* a hosted simulated node: the DVM's common ports, on its own address */
+            int one = 1;
+            bound.sin_port = htons(daemon->session_ports[i]);
+            (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        }
         if (0 != bind(fd, (struct sockaddr *) &bound, sizeof(bound)) || 0 != listen(fd, 256) ||
             0 != getsockname(fd, (struct sockaddr *) &bound, &len)) {
             return HERD_ERR_IN_ERRNO;
@@ -109,6 +115,19 @@ static void session_end(orte_dvm_t *dvm, const char *jobid)
 /* ------------------------------------------------------------------------------------------ */
 /* starting a job's session daemon */
 
+/* Node node_index's inventory, packed, rebuilt from the inventories by kind. */
+static int dvm_jobs_kind_blob(const orte_dvm_t *dvm, uint32_t node_index, opal_buffer_t *out)
+{
+    orte_inventory_t *inv = NULL;
+    opal_buffer_init(out);
+    int rc = dvm_kinds_inventory(dvm, dvm->daemon.names, node_index + 1, &inv);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_inventory_pack(out, inv, false);
+    }
+    orte_inventory_free(inv);
+    return rc;
+}
+
 /* Write the session daemon's segment: what it needs to map and run the job without asking
  * anyone: the launch message as received, the candidate nodes' inventories, this node's
  * topology XML. */
@@ -126,13 +145,30 @@ static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_jo
         free(lengths);
         return HERD_ERR_OUT_OF_RESOURCE;
     }
-    for (uint32_t c = 0; c < launch->num_candidates; ++c) {
+    /* hosted simulated nodes keep the inventories by kind: each candidate's packed here */
+    opal_buffer_t *rebuilt = NULL != dvm->kinds
+                                 ? calloc(launch->num_candidates + 1, sizeof(*rebuilt))
+                                 : NULL;
+    rc = (NULL != dvm->kinds && NULL == rebuilt) ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
+    for (uint32_t c = 0; HERD_SUCCESS == rc && c < launch->num_candidates; ++c) {
+        if (NULL != rebuilt) {
+            rc = dvm_jobs_kind_blob(dvm, launch->node_index[c], &rebuilt[c]);
+            blobs[c] = rebuilt[c].base;
+            lengths[c] = rebuilt[c].used;
+            continue;
+        }
         blobs[c] = daemon->inventory_blobs[launch->node_index[c]];
         lengths[c] = daemon->inventory_lengths[launch->node_index[c]];
     }
-    rc = orte_session_handoff_pack(&buffer, daemon->mine->node_name, my_candidate, data, len, blobs,
-                                   lengths, launch->num_candidates, daemon->mine->signature,
-                                   daemon->mine->xml);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_session_handoff_pack(&buffer, daemon->mine->node_name, my_candidate, data, len,
+                                       blobs, lengths, launch->num_candidates,
+                                       daemon->mine->signature, daemon->mine->xml);
+    }
+    for (uint32_t c = 0; NULL != rebuilt && c < launch->num_candidates; ++c) {
+        opal_buffer_destruct(&rebuilt[c]);
+    }
+    free(rebuilt);
     free(blobs);
     free(lengths);
     if (HERD_SUCCESS == rc) {

@@ -195,6 +195,7 @@ static void root_check_ready(orte_dvm_t *dvm)
         }
     }
     dvm->root.ready_seconds = seconds_since(&dvm->root.started);
+    dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_ready);
     dvm->root.ready = true;
     dvm->status = HERD_SUCCESS;
     dvm_leave_loop(dvm);
@@ -261,6 +262,11 @@ static void root_inventory_cb(int status, const orte_grpcomm_result_t *result, v
         dvm_fail(dvm, "inventory-failed", opal_strerror(status));
         return;
     }
+    dvm->root.inventory_seconds = seconds_since(&dvm->root.started);
+    dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_inventory);
+    for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
+        dvm->root.inventory_bytes += result->blobs[v].len;
+    }
     for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
         opal_buffer_t buffer;
         opal_buffer_init(&buffer);
@@ -277,6 +283,35 @@ static void root_inventory_cb(int status, const orte_grpcomm_result_t *result, v
         }
     }
     if (HERD_SUCCESS != root_request_xml(dvm)) {
+        return;
+    }
+    int rc = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, root_barrier_cb, dvm);
+    if (HERD_SUCCESS != rc) {
+        dvm_fail(dvm, "inventory-failed", opal_strerror(rc));
+    }
+}
+
+/* Hosted simulated nodes: the inventories came by kind (dvm_kinds.c); each node's is rebuilt
+ * here, where the root keeps one per node. */
+static void root_kinds_done(orte_dvm_t *dvm, int status)
+{
+    if (HERD_SUCCESS != status) {
+        dvm_fail(dvm, "inventory-failed", opal_strerror(status));
+        return;
+    }
+    dvm->root.inventory_seconds = seconds_since(&dvm->root.started);
+    dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_inventory);
+    dvm->root.inventory_bytes = dvm_kinds_table_bytes(dvm);
+    for (uint32_t v = 1; v < dvm->size; ++v) {
+        int rc = dvm_kinds_inventory(dvm, dvm->allocation, v, &dvm->root.inventory[v]);
+        if (HERD_SUCCESS != rc) {
+            char where[128];
+            dvm_tree_position(dvm, v, where, sizeof(where));
+            dvm_fail(dvm, "bad-inventory", dvm_tree_node_name(dvm, v), where, opal_strerror(rc));
+            return;
+        }
+    }
+    if (HERD_SUCCESS != dvm_kinds_request_xml(dvm)) {
         return;
     }
     int rc = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, root_barrier_cb, dvm);
@@ -374,6 +409,9 @@ static int root_open(orte_dvm_t *dvm)
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         return rc;
     }
+    if (dvm_kinds_wanted(dvm)) {
+        return dvm_kinds_start(dvm, root_kinds_done);
+    }
     /* the root contributes nothing to the inventory; it has no node of its own */
     return dvm->gc->allgather(dvm->grpcomm, DVM_COLL_INVENTORY, NULL, 0, root_inventory_cb, dvm);
 }
@@ -412,6 +450,7 @@ int orte_dvm_root_start(const orte_dvm_options_t *options, orte_dvm_t **dvm_out)
         opal_event_base_loop(dvm->base, false);
         goto err;
     }
+    dvm->root.launched_seconds = seconds_since(&dvm->root.started);
     dvm_tree_arm_timer(dvm, dvm->vars->startup_timeout);
     opal_event_base_loop(dvm->base, false);
     opal_event_del(dvm->timer);
@@ -467,6 +506,22 @@ static void report_topologies(const orte_dvm_t *dvm, FILE *stream)
     }
 }
 
+/* What the root's own endpoint carried per start-up phase: it is the busiest daemon (the whole
+ * gather comes up to it). */
+static void report_root_traffic(const orte_dvm_t *dvm, FILE *stream)
+{
+    const orte_overlay_stats_t *a = &dvm->root.at_inventory, *b = &dvm->root.at_ready;
+    fprintf(stream,
+            "DVM root traffic: to the inventory %llu messages, %llu bytes in, %llu bytes out; "
+            "to ready %llu messages, %llu bytes in, %llu bytes out\n",
+            (unsigned long long) (a->messages_delivered + a->messages_forwarded),
+            (unsigned long long) a->bytes_received, (unsigned long long) a->bytes_sent,
+            (unsigned long long) (b->messages_delivered + b->messages_forwarded -
+                                  a->messages_delivered - a->messages_forwarded),
+            (unsigned long long) (b->bytes_received - a->bytes_received),
+            (unsigned long long) (b->bytes_sent - a->bytes_sent));
+}
+
 void orte_dvm_root_report(orte_dvm_t *dvm, FILE *stream)
 {
     uint64_t slots = 0;
@@ -484,6 +539,18 @@ void orte_dvm_root_report(orte_dvm_t *dvm, FILE *stream)
                 "allgather rounds %u (grpcomm %s, launcher %s)\n",
                 dvm->size, dvm->radix, orte_radix_depth(dvm->size, dvm->radix),
                 orte_dvm_tree_rounds(dvm), gather_rounds, dvm->gc->name, dvm->tree.plm->name);
+        char kinds[64] = "";
+        if (NULL != dvm->kinds) {
+            snprintf(kinds, sizeof(kinds), " sent as %u kind%s", dvm_kinds_count(dvm),
+                     1 == dvm_kinds_count(dvm) ? "" : "s");
+        }
+        fprintf(stream, "DVM inventory: %u inventories%s, %llu bytes to every daemon\n",
+                dvm->size - 1, kinds, (unsigned long long) dvm->root.inventory_bytes);
+        fprintf(stream,
+                "DVM phases: daemons started %.2f s, inventories gathered %.2f s, ready %.2f s\n",
+                dvm->root.launched_seconds, dvm->root.inventory_seconds,
+                dvm->root.ready_seconds);
+        report_root_traffic(dvm, stream);
     }
     if (dvm->root.options.display_topology) {
         report_topologies(dvm, stream);
@@ -554,6 +621,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
     dvm_loss_root_release(dvm);
     dvm_queue_release(dvm);
     dvm_release_runtime(dvm);
+    dvm_kinds_release(dvm);
     for (uint32_t v = 0; NULL != dvm->root.inventory && v < dvm->size; ++v) {
         orte_inventory_free(dvm->root.inventory[v]);
     }

@@ -319,7 +319,7 @@ static void server_job_queue(const char *jobid, const char *waiting_on, void *ar
                 HERD_SUCCESS == opal_buffer_pack_string(&buffer, jobid) &&
                 HERD_SUCCESS ==
                     opal_buffer_pack_string(&buffer, NULL != waiting_on ? waiting_on : "")) {
-                send_frame(conn->fd, &buffer);
+                orte_dvm_tool_send_frame(conn->fd, &buffer);
             }
             opal_buffer_destruct(&buffer);
             return;

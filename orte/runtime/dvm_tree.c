@@ -145,6 +145,9 @@ int dvm_tree_launch(orte_dvm_t *dvm)
     uint32_t count;
     int rc;
 
+    if (dvm_virtual_wanted(dvm)) {
+        return dvm_virtual_launch(dvm);
+    }
     if (plm->tree_spawn) {
         count = orte_radix_children(dvm->vpid, dvm->size, dvm->radix < 1024 ? dvm->radix : 1024,
                                     children);
@@ -311,6 +314,12 @@ void dvm_tree_arm_timer(orte_dvm_t *dvm, double seconds)
 
 void dvm_tree_release(orte_dvm_t *dvm)
 {
+    for (size_t i = 0; i < dvm->tree.num_virtual_port_fds; ++i) {
+        close(dvm->tree.virtual_port_fds[i]);
+    }
+    free(dvm->tree.virtual_port_fds);
+    dvm->tree.virtual_port_fds = NULL;
+    dvm->tree.num_virtual_port_fds = 0;
     for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
         orte_plm_daemon_t *d = &dvm->tree.launched[i];
         if (d->pid > 0) {

@@ -7,6 +7,7 @@
 
 #include "opal/util/argv.h"
 #include "orte/runtime/job.h"
+#include "orte/util/runs.h"
 
 void orte_job_app_destruct(orte_job_app_t *app)
 {
@@ -280,16 +281,15 @@ int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch)
     if (HERD_SUCCESS != (rc = orte_job_spec_pack(buffer, launch->spec)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, launch->radix)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint32(buffer, launch->universe_size)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->node_index,
-                                                            launch->num_candidates)) ||
+        /* as runs: the nodes' indexes and slots are mostly a few, whatever the node count */
         HERD_SUCCESS !=
-            (rc = opal_buffer_pack_uint32_array(buffer, launch->slots, launch->num_candidates)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->max_slots,
-                                                            launch->num_candidates)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->participants,
-                                                            launch->num_participants)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_uint32_array(buffer, launch->session_slot,
-                                                            launch->num_candidates)) ||
+            (rc = orte_runs_pack(buffer, launch->node_index, launch->num_candidates)) ||
+        HERD_SUCCESS != (rc = orte_runs_pack(buffer, launch->slots, launch->num_candidates)) ||
+        HERD_SUCCESS != (rc = orte_runs_pack(buffer, launch->max_slots, launch->num_candidates)) ||
+        HERD_SUCCESS !=
+            (rc = orte_runs_pack(buffer, launch->participants, launch->num_participants)) ||
+        HERD_SUCCESS !=
+            (rc = orte_runs_pack(buffer, launch->session_slot, launch->num_candidates)) ||
         HERD_SUCCESS != (rc = pack_argv(buffer, launch->xml_pairs))) {
         return rc;
     }
@@ -309,14 +309,13 @@ int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &launch->radix)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &launch->universe_size)) ||
         HERD_SUCCESS !=
-            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->node_index, &n_index)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32_array(buffer, &launch->slots, &n_slots)) ||
+            (rc = orte_runs_unpack(buffer, num_dvm_nodes, &launch->node_index, &n_index)) ||
+        HERD_SUCCESS != (rc = orte_runs_unpack(buffer, n_index, &launch->slots, &n_slots)) ||
+        HERD_SUCCESS != (rc = orte_runs_unpack(buffer, n_index, &launch->max_slots, &n_max)) ||
         HERD_SUCCESS !=
-            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->max_slots, &n_max)) ||
+            (rc = orte_runs_unpack(buffer, n_index, &launch->participants, &n_part)) ||
         HERD_SUCCESS !=
-            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->participants, &n_part)) ||
-        HERD_SUCCESS !=
-            (rc = opal_buffer_unpack_uint32_array(buffer, &launch->session_slot, &n_session)) ||
+            (rc = orte_runs_unpack(buffer, n_index, &launch->session_slot, &n_session)) ||
         HERD_SUCCESS != (rc = unpack_argv(buffer, 2 * ORTE_JOB_MAX_APPS, &launch->xml_pairs))) {
         goto err;
     }

@@ -15,8 +15,9 @@
 
 /* Version of the launch message (raise it with every change to the encoding below, and with
  * every change of the messages the job's session daemons and herdrun exchange: proc_record.h,
- * session.h; the launch message is where mixed versions are refused). */
-#define ORTE_JOB_WIRE_VERSION 6u
+ * session.h; the launch message is where mixed versions are refused). 5: node lists as runs;
+ * 7: session slots (runs too), restart counts, tool flags. */
+#define ORTE_JOB_WIRE_VERSION 7u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u

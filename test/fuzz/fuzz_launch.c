@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
- * participants, XML pairs), the process record and the node inventory, each decoded from the same
- * bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */
+ * participants, XML pairs), the process record, the node inventory and the inventories by kind
+ * (hosted simulated nodes' start-up), each decoded from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +11,7 @@
 
 #include "opal/util/argv.h"
 #include "orte/util/inventory.h"
+#include "orte/runtime/dvm_kinds.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/proc_record.h"
 #include "test/fuzz/fuzz.h"
@@ -153,6 +154,44 @@ static void fuzz_inventory(const uint8_t *data, size_t size)
     opal_buffer_destruct(&buffer);
 }
 
+/* A table that decodes names only daemons 1..size-1, each range inside; once normalized it
+ * packs again and decodes to the same kinds. */
+static void fuzz_kinds(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
+{
+    uint32_t dvm_size = UINT32_MAX == num_dvm_nodes ? 256 : num_dvm_nodes + 1;
+    dvm_kinds_t *kinds = dvm_kinds_table_new();
+    char reason[256];
+    FUZZ_CHECK(NULL != kinds);
+    int rc = dvm_kinds_decode(data, size, dvm_size, kinds, reason, sizeof(reason));
+    if (HERD_SUCCESS != rc) {
+        FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_VERSION_MISMATCH == rc ||
+                   HERD_ERR_OUT_OF_RESOURCE == rc);
+        FUZZ_CHECK('\0' != reason[0] || HERD_ERR_OUT_OF_RESOURCE == rc);
+        dvm_kinds_table_free(kinds);
+        return;
+    }
+    FUZZ_CHECK(kinds->num_kinds >= 1 && kinds->num_kinds < dvm_size);
+    dvm_kinds_normalize(kinds);
+    for (uint32_t i = 0; i < kinds->num_kinds; ++i) {
+        FUZZ_CHECK(kinds->kinds[i].len > 0 && kinds->kinds[i].num_ranges >= 1);
+        for (uint32_t r = 0; r < kinds->kinds[i].num_ranges; ++r) {
+            const dvm_kinds_range_t *range = &kinds->kinds[i].ranges[r];
+            FUZZ_CHECK(range->first >= 1 && range->count >= 1 &&
+                       (uint64_t) range->first + range->count <= dvm_size);
+        }
+    }
+    (void) dvm_kinds_complete(kinds, dvm_size, reason, sizeof(reason));
+    opal_buffer_t repacked = OPAL_BUFFER_STATIC_INIT;
+    dvm_kinds_t *again = dvm_kinds_table_new();
+    FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_pack(kinds, &repacked));
+    FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_decode(repacked.base, repacked.used, dvm_size, again,
+                                                reason, sizeof(reason)));
+    FUZZ_CHECK(again->num_kinds == kinds->num_kinds);
+    opal_buffer_destruct(&repacked);
+    dvm_kinds_table_free(again);
+    dvm_kinds_table_free(kinds);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
@@ -162,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_launch(data + 1, size - 1, num_dvm_nodes);
     fuzz_record(data + 1, size - 1);
     fuzz_inventory(data + 1, size - 1);
+    fuzz_kinds(data + 1, size - 1, num_dvm_nodes);
     return 0;
 }
 
@@ -247,6 +287,17 @@ static void fuzz_write_seeds(const char *dir)
     FUZZ_CHECK(HERD_SUCCESS == orte_job_launch_pack(&b, &launch));
     fuzz_write_seed(dir, "launch-minimal", 1, &b);
     opal_buffer_destruct(&b);
+
+    /* inventories by kind: 8 daemons, two kinds, one of them in two ranges */
+    dvm_kinds_t *kinds = dvm_kinds_table_new();
+    FUZZ_CHECK(NULL != kinds);
+    FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_add(kinds, (const uint8_t *) "kind-a", 6, 1, 3));
+    FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_add(kinds, (const uint8_t *) "kind-b", 6, 4, 1));
+    FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_add(kinds, (const uint8_t *) "kind-a", 6, 5, 4));
+    FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_pack(kinds, &b));
+    fuzz_write_seed(dir, "kinds", 8, &b);
+    opal_buffer_destruct(&b);
+    dvm_kinds_table_free(kinds);
 
     orte_proc_record_t record = {.rank = 3,
                                  .node = 1,

@@ -75,6 +75,9 @@ typedef struct orte_overlay_stats {
     uint64_t auth_failures;      /* of those, the ones that failed a MAC check */
     uint64_t protocol_errors;    /* connections closed because a neighbour sent a bad frame */
     uint64_t heartbeats_sent;    /* on connections that had nothing else to carry */
+    uint64_t bytes_sent;         /* written to neighbours' connections (frames after the
+                                  * handshake: its own messages and those it forwards) */
+    uint64_t bytes_received;     /* read from its connections, handshakes included */
     uint32_t neighbours_up;      /* authenticated connections now */
 } orte_overlay_stats_t;
 

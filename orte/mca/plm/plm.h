@@ -41,6 +41,10 @@ typedef struct orte_plm_daemon {
     const orte_node_t *node; /* where */
     char **boot;             /* KEY=VALUE bootstrap settings (NULL-terminated) */
     int listen_fd;           /* local launches: the daemon's pre-bound listener, else -1 */
+    /* local launches: more descriptors the process inherits under the same numbers (the
+     * pre-bound listeners of a process hosting several simulated nodes) */
+    const int *inherit_fds;
+    size_t num_inherit_fds;
     /* filled by launch(): */
     pid_t pid;               /* the local process started: herdd itself, or the ssh client */
     int stderr_fd;           /* read end of that process's stderr, -1 if none */

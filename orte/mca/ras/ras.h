@@ -24,6 +24,9 @@ typedef struct orte_allocation {
     orte_node_t *nodes;
     uint32_t num_nodes;
     char *source; /* which component made it: "hostfile", "slurm", "simulator", "local" */
+    /* Simulated nodes: how many virtual node daemons one daemon process hosts (0 or 1: one
+     * process per node). Not packed: only the root's local launcher reads it. */
+    uint32_t nodes_per_process;
 } orte_allocation_t;
 
 typedef struct orte_ras_module {

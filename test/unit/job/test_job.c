@@ -22,6 +22,7 @@
 #include "opal/util/argv.h"
 #include "orte/util/inventory.h"
 #include "orte/runtime/job.h"
+#include "orte/util/runs.h"
 #include "orte/runtime/jobmap.h"
 #include "orte/runtime/proc_record.h"
 #include "support/capture.h"
@@ -313,11 +314,11 @@ static int launch_arrays_rc(const orte_job_spec_t *spec, size_t n_index, size_t 
     assert_int_equal(HERD_SUCCESS, orte_job_spec_pack(&b, spec));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&b, 2)); /* radix */
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&b, 8)); /* universe size */
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_index));
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_slots));
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_max));
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, participants, 1));
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32_array(&b, values, n_index));
+    assert_int_equal(HERD_SUCCESS, orte_runs_pack(&b, values, n_index));
+    assert_int_equal(HERD_SUCCESS, orte_runs_pack(&b, values, n_slots));
+    assert_int_equal(HERD_SUCCESS, orte_runs_pack(&b, values, n_max));
+    assert_int_equal(HERD_SUCCESS, orte_runs_pack(&b, participants, 1));
+    assert_int_equal(HERD_SUCCESS, orte_runs_pack(&b, values, n_index));
     assert_int_equal(HERD_SUCCESS, opal_buffer_pack_string_array(&b, NULL, 0));
     int rc = launch_unpack_rc(&b, 4);
     opal_buffer_destruct(&b);

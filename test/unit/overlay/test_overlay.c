@@ -1998,6 +1998,7 @@ static void run_tree(uint32_t n, uint32_t radix)
     run_until(nodes, n, tree_all_got, &wait, "every message");
     pump(nodes, n); /* anything extra would show up now */
 
+    uint64_t total_sent = 0, total_received = 0;
     for (uint32_t dst = 0; dst < n; dst++) {
         node_t *node = nodes[dst];
         orte_overlay_stats_t stats = node_stats(node);
@@ -2023,6 +2024,15 @@ static void run_tree(uint32_t n, uint32_t radix)
             assert_int_equal(seen[((size_t) dst * n + src) * 2 + round], 0);
             seen[((size_t) dst * n + src) * 2 + round] = 1;
         }
+        /* what came from other daemons came over its sockets, with headers on top */
+        uint64_t from_others = 0;
+        for (size_t i = 0; i < node->num_got; i++) {
+            from_others += node->got[i].src != dst ? node->got[i].length : 0;
+        }
+        assert_true(stats.bytes_received >= from_others);
+        assert_true(n < 2 || stats.bytes_sent > 0);
+        total_sent += stats.bytes_sent;
+        total_received += stats.bytes_received;
         assert_int_equal(stats.messages_sent, 2 * (uint64_t) n);
         assert_int_equal(stats.messages_delivered, 2 * (uint64_t) n);
         assert_int_equal(stats.messages_dropped, 0);
@@ -2035,6 +2045,8 @@ static void run_tree(uint32_t n, uint32_t radix)
             assert_true(stats.messages_forwarded > 0);
         }
     }
+    /* every byte written was read (reads also count the handshakes) */
+    assert_true(total_sent <= total_received);
     for (uint32_t v = 0; v < n; v++) {
         node_free(nodes[v]);
     }

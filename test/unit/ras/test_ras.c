@@ -38,6 +38,7 @@ static const char *const ras_test_variables[] = {
     "HERD_MCA_ras_simulator_topology",
     "HERD_MCA_ras_simulator_slots",
     "HERD_MCA_ras_simulator_priority",
+    "HERD_MCA_ras_simulator_nodes_per_process",
     "HERD_MCA_ras_hostfile_priority",
     "HERD_MCA_ras_slurm_priority",
     "SLURM_JOB_NODELIST",
@@ -1234,6 +1235,14 @@ static void test_simulator_component(void **state)
     setenv("HERD_MCA_ras_simulator_slots", "3", 1);
     allocation = allocate_ok("simulator");
     assert_int_equal(allocation->nodes[0].slots, 3);
+    /* one process per node unless asked: the launcher reads nodes_per_process */
+    assert_int_equal(allocation->nodes_per_process, 1);
+    orte_allocation_free(allocation);
+
+    setenv("HERD_MCA_ras_simulator_nodes_per_process", "128", 1);
+    allocation = allocate_ok("simulator");
+    assert_int_equal(allocation->nodes_per_process, 128);
+    assert_int_equal(allocation->num_nodes, 256);
     orte_allocation_free(allocation);
 }
 
@@ -1302,6 +1311,18 @@ static void test_simulator_errors(void **state)
     message = allocate_error();
     assert_contains(message, "ras_simulator_num_nodes is 2000000");
     free(message);
+
+    setenv("HERD_MCA_ras_simulator_num_nodes", "8", 1);
+    setenv("HERD_MCA_ras_simulator_nodes_per_process", "0", 1);
+    message = allocate_error();
+    assert_contains(message, "ras_simulator_nodes_per_process is 0, but a daemon process hosts "
+                             "from 1 to 4096");
+    free(message);
+    setenv("HERD_MCA_ras_simulator_nodes_per_process", "4097", 1);
+    message = allocate_error();
+    assert_contains(message, "ras_simulator_nodes_per_process is 4097");
+    free(message);
+    unsetenv("HERD_MCA_ras_simulator_nodes_per_process");
 }
 
 /* simulator > hostfile > slurm > this host alone */

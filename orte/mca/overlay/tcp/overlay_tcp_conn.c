@@ -350,6 +350,7 @@ static int conn_flush(overlay_tcp_conn_t *conn)
         }
         conn->hb_sent = true;
         written = (size_t) n;
+        overlay->stats.bytes_sent += written;
         while (written > 0) {
             overlay_tcp_msg_t *msg = queue->head;
             size_t left = msg->size - msg->offset;
@@ -408,6 +409,7 @@ int overlay_tcp_peer_send(orte_overlay_t *overlay, overlay_tcp_peer_t *peer,
             n = sendmsg(conn->fd, &message, MSG_NOSIGNAL);
         } while (n < 0 && EINTR == errno);
         conn->hb_sent = conn->hb_sent || n > 0;
+        overlay->stats.bytes_sent += n > 0 ? (uint64_t) n : 0;
         if (n >= 0 && (size_t) n == sizeof(head) + length) {
             return HERD_SUCCESS;
         }
@@ -1092,6 +1094,7 @@ static void conn_read(overlay_tcp_conn_t *conn)
         }
         conn->hb_heard = true; /* any byte is a sign of life */
         conn->rlen += (size_t) n;
+        conn->overlay->stats.bytes_received += (uint64_t) n;
         if (CONN_CONTINUE != conn_process(conn)) {
             return;
         }

@@ -114,6 +114,9 @@ static int plm_local_launch(orte_plm_daemon_t *daemons, size_t num_daemons, cons
             /* dup2 onto itself clears close-on-exec: the one listener this daemon inherits */
             posix_spawn_file_actions_adddup2(&actions, d->listen_fd, d->listen_fd);
         }
+        for (size_t f = 0; f < d->num_inherit_fds; ++f) {
+            posix_spawn_file_actions_adddup2(&actions, d->inherit_fds[f], d->inherit_fds[f]);
+        }
         /* a process group of its own: Ctrl-C at the terminal reaches the launcher alone, which
          * decides what the job does with it (a daemon would otherwise die on it) */
         posix_spawnattr_t attr;

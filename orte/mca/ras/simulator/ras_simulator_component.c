@@ -23,12 +23,16 @@
 #define RAS_SIMULATOR_DEFAULT_TOPOLOGY   "pack:2 core:8 pu:2"
 #define RAS_SIMULATOR_MIN_NAME_DIGITS    4
 #define RAS_SIMULATOR_TOPOLOGY_SEPARATOR ';'
+/* One process hosting more virtual nodes than this would run out of descriptors (each node
+ * holds its overlay listener, its connections and its session endpoints). */
+#define RAS_SIMULATOR_MAX_NODES_PER_PROCESS 4096u
 
 typedef struct {
     int priority;
     unsigned int num_nodes; /* ras_simulator_num_nodes: 0 leaves the simulator out */
     char *topology;         /* ras_simulator_topology, owned by the variable system */
     unsigned int slots;     /* ras_simulator_slots: 0 for the topology's cores */
+    unsigned int nodes_per_process; /* ras_simulator_nodes_per_process: 1, one process each */
 } ras_simulator_state_t;
 
 static ras_simulator_state_t ras_simulator_state = {
@@ -72,6 +76,13 @@ static int ras_simulator_register(const opal_mca_component_t *component)
          .storage = &ras_simulator_state.slots,
          .help = "Slots of each simulated node; 0 gives each node as many slots "
                  "as its topology has cores"},
+        {.name = "nodes_per_process",
+         .type = OPAL_MCA_VAR_UNSIGNED,
+         .storage = &ras_simulator_state.nodes_per_process,
+         .help = "Simulated nodes one daemon process hosts, each with its own overlay endpoint "
+                 "and state, all driven by the process's one event loop (docs/dvm.md, "
+                 "\"Virtual nodes\"); 1 starts one herdd per node. Above 1, a DVM of many "
+                 "thousand nodes fits on one host"},
     };
 
     /* storage holds the default on entry; a component that stays loaded (static build) still
@@ -80,6 +91,7 @@ static int ras_simulator_register(const opal_mca_component_t *component)
     ras_simulator_state.num_nodes = 0;
     ras_simulator_state.topology = (char *) RAS_SIMULATOR_DEFAULT_TOPOLOGY;
     ras_simulator_state.slots = 0;
+    ras_simulator_state.nodes_per_process = 1;
     return opal_mca_var_register_table(component, vars, OPAL_MCA_VAR_DEFS_COUNT(vars));
 }
 
@@ -278,6 +290,12 @@ static int ras_simulator_allocate(orte_allocation_t **allocation)
                        ORTE_RAS_MAX_SLOTS);
         return HERD_ERR_SILENT;
     }
+    if (0 == ras_simulator_state.nodes_per_process ||
+        ras_simulator_state.nodes_per_process > RAS_SIMULATOR_MAX_NODES_PER_PROCESS) {
+        opal_show_help(RAS_SIMULATOR_HELP_FILE, "bad-nodes-per-process", true,
+                       ras_simulator_state.nodes_per_process, RAS_SIMULATOR_MAX_NODES_PER_PROCESS);
+        return HERD_ERR_SILENT;
+    }
     rc = ras_simulator_topologies(&topologies, &num_topologies);
     if (HERD_SUCCESS != rc) {
         return rc;
@@ -296,6 +314,7 @@ static int ras_simulator_allocate(orte_allocation_t **allocation)
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto out;
     }
+    result->nodes_per_process = ras_simulator_state.nodes_per_process;
     /* sized once: adding a quarter of a million nodes one by one would copy the array as often */
     result->nodes = calloc(num_nodes, sizeof(*result->nodes));
     if (NULL == result->nodes) {
