@@ -162,8 +162,10 @@ static void daemon_xml_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
                            size_t length, void *arg)
 {
     orte_dvm_t *dvm = arg;
-    const orte_inventory_t *mine = dvm->daemon.mine;
-    const char *xml = (NULL != mine && NULL != mine->xml) ? mine->xml : "";
+    const char *xml = (NULL != dvm->daemon.mine) ? orte_inventory_xml(dvm->daemon.mine) : NULL;
+    if (NULL == xml) {
+        xml = "";
+    }
     dvm->ovl->send(dvm->overlay, src, ORTE_DVM_TAG_XML, xml, strlen(xml));
 }
 

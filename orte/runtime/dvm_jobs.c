@@ -120,7 +120,7 @@ static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_jo
     }
     rc = orte_session_handoff_pack(&buffer, daemon->mine->node_name, my_candidate, data, len, blobs,
                                    lengths, launch->num_candidates, daemon->mine->signature,
-                                   daemon->mine->xml);
+                                   orte_inventory_xml(daemon->mine));
     free(blobs);
     free(lengths);
     if (HERD_SUCCESS == rc) {

@@ -55,6 +55,33 @@ static int load_topology(const char *synthetic, hwloc_topology_t *topology)
     return HERD_SUCCESS;
 }
 
+static int export_xml(hwloc_topology_t topology, char **xml_out)
+{
+    char *xml = NULL;
+    int xml_len = 0;
+    if (0 != hwloc_topology_export_xmlbuffer(topology, &xml, &xml_len, 0)) {
+        return HERD_ERROR;
+    }
+    *xml_out = strdup(xml);
+    hwloc_free_xmlbuffer(topology, xml);
+    return NULL != *xml_out ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
+}
+
+const char *orte_inventory_xml(orte_inventory_t *inv)
+{
+    hwloc_topology_t topology;
+    if (NULL != inv->xml || NULL == inv->synthetic) {
+        return inv->xml;
+    }
+    if (HERD_SUCCESS == load_topology(inv->synthetic, &topology)) {
+        if (HERD_SUCCESS != export_xml(topology, &inv->xml)) {
+            inv->xml = NULL;
+        }
+        hwloc_topology_destroy(topology);
+    }
+    return inv->xml;
+}
+
 static uint32_t count_type(hwloc_topology_t topology, hwloc_obj_type_t type)
 {
     int n = hwloc_get_nbobjs_by_type(topology, type);
@@ -77,8 +104,6 @@ int orte_inventory_collect(const char *node_name, const char *synthetic,
                            const char *fabric_components, orte_inventory_t **inventory)
 {
     hwloc_topology_t topology;
-    char *xml = NULL;
-    int xml_len = 0;
     char synth[1024];
     char sig[17];
     int rc = load_topology(synthetic, &topology);
@@ -101,13 +126,15 @@ int orte_inventory_collect(const char *node_name, const char *synthetic,
         hwloc_topology_export_synthetic(topology, synth, sizeof(synth), 0) > 0) {
         inv->synthetic = strdup(synth);
     }
-    if (0 != hwloc_topology_export_xmlbuffer(topology, &xml, &xml_len, 0)) {
-        rc = HERD_ERROR;
-        goto err_inventory;
+    /* a simulated node's XML is made when asked for (orte_inventory_xml): the root wants one
+     * per distinct topology, and exporting it cost each of a thousand daemons a third of a ms */
+    if (NULL == inv->synthetic) {
+        rc = export_xml(topology, &inv->xml);
+        if (HERD_SUCCESS != rc) {
+            goto err_inventory;
+        }
     }
-    inv->xml = strdup(xml);
-    hwloc_free_xmlbuffer(topology, xml);
-    if (NULL == inv->node_name || NULL == inv->xml) {
+    if (NULL == inv->node_name) {
         rc = HERD_ERR_OUT_OF_RESOURCE;
         goto err_inventory;
     }

@@ -1325,6 +1325,12 @@ static orte_inventory_t *synthetic_inventory(const char *name, const char *synth
     orte_inventory_t *inv = NULL;
     assert_int_equal(HERD_SUCCESS, orte_inventory_collect(name, synthetic, NULL, &inv));
     assert_non_null(inv);
+    /* a simulated node's XML is made only when asked for, then kept */
+    assert_null(inv->xml);
+    const char *xml = orte_inventory_xml(inv);
+    assert_non_null(xml);
+    assert_non_null(strstr(xml, "<topology"));
+    assert_ptr_equal(xml, orte_inventory_xml(inv));
     return inv;
 }
 
