@@ -7,6 +7,7 @@
 
 #include <hwloc.h>
 
+#include "opal/mca/fabric/base/base.h"
 #include "opal/util/argv.h"
 #include "opal/util/hash.h"
 #include "opal/util/output.h"
@@ -100,6 +101,26 @@ static int open_fabric(const char *components)
     return opal_fabric_base_open();
 }
 
+/* The node's fabric records: from this boot's cache when nothing discovery sees changed (the
+ * libraries' own start-up, libfabric's above all, is most of a DVM daemon's start on a real
+ * node), else discovered and cached. */
+static int collect_fabric(const char *components, orte_inventory_t *inv)
+{
+    if (HERD_SUCCESS == opal_fabric_base_cache_load(components, &inv->fabric, &inv->num_fabric)) {
+        return HERD_SUCCESS;
+    }
+    int rc = open_fabric(components);
+    if (HERD_SUCCESS == rc) {
+        rc = opal_fabric_base_discover(&inv->fabric, &inv->num_fabric);
+        opal_fabric_base_close();
+        if (HERD_SUCCESS == rc) {
+            opal_fabric_base_cache_store(components, inv->fabric, inv->num_fabric);
+        }
+    }
+    /* no fabric component here: an inventory without fabric */
+    return HERD_ERR_NOT_FOUND == rc ? HERD_SUCCESS : rc;
+}
+
 int orte_inventory_collect(const char *node_name, const char *synthetic,
                            const char *fabric_components, orte_inventory_t **inventory)
 {
@@ -145,14 +166,7 @@ int orte_inventory_collect(const char *node_name, const char *synthetic,
         goto err_inventory;
     }
     if (NULL != fabric_components) {
-        rc = open_fabric(fabric_components);
-        if (HERD_SUCCESS == rc) {
-            rc = opal_fabric_base_discover(&inv->fabric, &inv->num_fabric);
-            opal_fabric_base_close();
-        }
-        if (HERD_ERR_NOT_FOUND == rc) {
-            rc = HERD_SUCCESS; /* no fabric component here: an inventory without fabric */
-        }
+        rc = collect_fabric(fabric_components, inv);
         if (HERD_SUCCESS != rc) {
             goto err_inventory;
         }
