@@ -13,8 +13,10 @@
 #include "opal/status.h"
 #include "opal/visibility.h"
 
-/* Version of the launch message (raise it with every change to the encoding below). */
-#define ORTE_JOB_WIRE_VERSION 3u
+/* Version of the launch message (raise it with every change to the encoding below, and with
+ * every change of the messages the job's session daemons and herdrun exchange: proc_record.h,
+ * session.h; the launch message is where mixed versions are refused). */
+#define ORTE_JOB_WIRE_VERSION 4u
 #define ORTE_JOB_SECRET_BYTES 32u
 /* Limits the decoder enforces, so a corrupt message cannot make it allocate without bound. */
 #define ORTE_JOB_MAX_APPS  4096u

@@ -248,6 +248,8 @@ void launch_io_close(launch_job_t *job);
 /* The line for a failed process (or a session daemon that could not start the job). */
 void launch_report_failure(const launch_job_t *job, uint32_t action, const orte_proc_record_t *r,
                            const char *message);
+/* A failed process was started again (errmgr restart): which, how it ended, the how-many-th. */
+void launch_report_restart(const launch_job_t *job, const orte_proc_record_t *r);
 /* --report-usage: the table, and the JSON file if asked (exit 1 if it cannot be written). */
 void launch_report_usage(launch_job_t *job);
 

@@ -66,6 +66,22 @@ static void recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
     }
 }
 
+/* A session daemon started a failed process again (errmgr restart): said, nothing else. */
+static void recv_restarted(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                           size_t length, void *arg)
+{
+    launch_job_t *job = arg;
+    opal_buffer_t buffer;
+    orte_proc_record_t r;
+    opal_buffer_init(&buffer);
+    if (HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
+        HERD_SUCCESS == orte_proc_record_unpack(&buffer, &r) && !job->state.aborting) {
+        launch_report_restart(job, &r);
+        fflush(stderr);
+    }
+    opal_buffer_destruct(&buffer);
+}
+
 static int by_rank(const void *a, const void *b)
 {
     uint32_t ra = ((const orte_proc_record_t *) a)->rank;
@@ -118,6 +134,25 @@ static void recv_eof(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, con
         job->daemons.num_eof++;
         launch_job_check_finished(job);
     }
+}
+
+/* A session daemon's node daemon died (nobody else says it: the node daemon is gone, and the
+ * session daemon's goodbye that follows is not a loss). */
+static void recv_node_lost(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                           size_t length, void *arg)
+{
+    launch_job_t *job = arg;
+    if (job->state.finished || src == 0 || src >= job->daemons.size) {
+        return;
+    }
+    if (!job->state.aborting) {
+        opal_show_help(LAUNCH_HELP_FILE, "node-daemon-died", false, job->spec->jobid,
+                       launch_job_node_name(job, job->plan.launch.participants[src - 1]));
+    }
+    if (0 == job->state.exit_status) {
+        job->state.exit_status = 1;
+    }
+    launch_job_abort(job, 0);
 }
 
 /* Mark peer and every daemon below it in the tree as done; how many were not yet. */
@@ -260,6 +295,8 @@ static int open_overlay(launch_job_t *job)
                     {ORTE_SESSION_TAG_FAILURE, recv_failure},
                     {ORTE_SESSION_TAG_REPORT, recv_report},
                     {ORTE_SESSION_TAG_EOF, recv_eof},
+                    {ORTE_SESSION_TAG_NODE_LOST, recv_node_lost},
+                    {ORTE_SESSION_TAG_RESTARTED, recv_restarted},
                     {ORTE_SESSION_TAG_SPAWN_REQ, launch_spawn_recv_request},
                     {ORTE_SESSION_TAG_SPAWN_ACK, launch_spawn_recv_ack}};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {

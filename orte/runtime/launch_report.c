@@ -20,7 +20,12 @@ void launch_report_failure(const launch_job_t *job, uint32_t action, const orte_
     const char *node = launch_job_node_name(job, r->node);
     orte_proc_record_describe(r, how, sizeof(how));
     launch_spawn_describe_rank(job, r->rank, who, sizeof(who));
-    const char *then = (2u == action) ? "; the job goes on without it (errmgr continue)" : "";
+    char restarted[96];
+    snprintf(restarted, sizeof(restarted), " (its %u restart%s used up: errmgr_restart_max)",
+             r->restarts, 1 == r->restarts ? "" : "s");
+    const char *then = (2u == action)      ? "; the job goes on without it (errmgr continue)"
+                       : (r->restarts > 0) ? restarted
+                                           : "";
     if (ORTE_PROC_LOST == r->state) {
         opal_show_help(LAUNCH_HELP_FILE, "session-daemon-lost", false, jobid, node, then);
     } else if (UINT32_MAX == r->rank) {
@@ -36,6 +41,15 @@ void launch_report_failure(const launch_job_t *job, uint32_t action, const orte_
     } else {
         opal_show_help(LAUNCH_HELP_FILE, "proc-failed-no-pid", false, jobid, who, node, how, then);
     }
+}
+
+void launch_report_restart(const launch_job_t *job, const orte_proc_record_t *r)
+{
+    char how[160], who[64];
+    orte_proc_record_describe(r, how, sizeof(how));
+    launch_spawn_describe_rank(job, r->rank, who, sizeof(who));
+    opal_show_help(LAUNCH_HELP_FILE, "proc-restarted", false, job->spec->jobid, who,
+                   launch_job_node_name(job, r->node), (int) r->pid, how, r->restarts);
 }
 
 static double seconds_of(uint64_t us)

@@ -23,7 +23,8 @@ int orte_proc_record_pack(opal_buffer_t *b, const orte_proc_record_t *r)
         HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->wall_ns)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->user_us)) ||
         HERD_SUCCESS != (rc = opal_buffer_pack_uint64(b, r->sys_us)) ||
-        HERD_SUCCESS != (rc = opal_buffer_pack_int64(b, r->max_rss_kb))) {
+        HERD_SUCCESS != (rc = opal_buffer_pack_int64(b, r->max_rss_kb)) ||
+        HERD_SUCCESS != (rc = opal_buffer_pack_uint32(b, r->restarts))) {
         return rc;
     }
     return HERD_SUCCESS;
@@ -47,7 +48,8 @@ int orte_proc_record_unpack(opal_buffer_t *b, orte_proc_record_t *out)
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.wall_ns)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.user_us)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint64(b, &r.sys_us)) ||
-        HERD_SUCCESS != (rc = opal_buffer_unpack_int64(b, &rss))) {
+        HERD_SUCCESS != (rc = opal_buffer_unpack_int64(b, &rss)) ||
+        HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(b, &r.restarts))) {
         return rc;
     }
     /* An exit code is the 8 bits wait() reports: a launcher exits with it, and exit(256) would

@@ -34,6 +34,7 @@ typedef struct orte_proc_record {
     uint64_t user_us;
     uint64_t sys_us;
     int64_t max_rss_kb;
+    uint32_t restarts; /* how often it was started again after a failure (errmgr restart) */
 } orte_proc_record_t;
 
 OPAL_EXPORT int orte_proc_record_pack(opal_buffer_t *buffer, const orte_proc_record_t *record);

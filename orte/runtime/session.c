@@ -63,7 +63,13 @@ static void signal_cb(int signo, void *arg)
 {
     orte_session_t *s = arg;
     (void) signo;
-    /* our daemon is gone or stopping (SIGTERM): the processes go with us */
+    /* our daemon is gone or stopping (SIGTERM): the processes go with us. A node daemon that
+     * died (killed, or its node failing) says nothing to herdrun, and our goodbye would be taken
+     * for a stop it explains: we say it (reparented, the kernel's death signal came). */
+    if (0 != s->node_daemon && getppid() != s->node_daemon && NULL != s->overlay &&
+        !s->local.done_sent) {
+        (void) s->ovl->send(s->overlay, 0, ORTE_SESSION_TAG_NODE_LOST, NULL, 0);
+    }
     s->status = HERD_ERR_UNREACH;
     stop_loop(s);
 }
@@ -240,9 +246,11 @@ static int start_overlay(orte_session_t *s, int listen_fd)
 /* start-up */
 
 /* Nothing owned yet, every descriptor closed. */
-static void session_init(orte_session_t *s, int iof_sock, int stdin_fd, int parent_sock)
+static void session_init(orte_session_t *s, int iof_sock, int stdin_fd, int parent_sock,
+                         pid_t node_daemon)
 {
     memset(s, 0, sizeof(*s));
+    s->node_daemon = node_daemon;
     s->io.iof_sock = iof_sock;
     s->io.stdin_fd = stdin_fd;
     s->parent_sock = parent_sock;
@@ -437,10 +445,10 @@ static void session_release(orte_session_t *s)
 /* Run the job described by segment (the session segment's bytes); listen_fd is the node's
  * static session endpoint (-1 when the job has one node: no session daemon connects here). */
 static int session_run(opal_buffer_t *segment, int listen_fd, int iof_sock, int stdin_fd,
-                       int parent_sock)
+                       int parent_sock, pid_t node_daemon)
 {
     orte_session_t storage, *s = &storage;
-    session_init(s, iof_sock, stdin_fd, parent_sock);
+    session_init(s, iof_sock, stdin_fd, parent_sock, node_daemon);
     int rc = take_handoff(s, segment);
     if (HERD_SUCCESS != rc) {
         opal_show_help(ORTE_SESSION_HELP, "cannot-read-job", false, opal_strerror(rc));
@@ -482,7 +490,7 @@ int orte_session_main(void)
         opal_buffer_destruct(&segment);
         return 1;
     }
-    int status = session_run(&segment, listen_fd, -1, -1, -1);
+    int status = session_run(&segment, listen_fd, -1, -1, -1, getppid());
     opal_buffer_destruct(&segment);
     return status;
 }
@@ -501,7 +509,7 @@ int orte_session_run_forked(const void *segment_bytes, size_t len, pid_t parent,
     }
     opal_buffer_init(&segment);
     int status = (HERD_SUCCESS == opal_buffer_load(&segment, segment_bytes, len))
-                     ? session_run(&segment, -1, iof_sock, stdin_fd, parent_sock)
+                     ? session_run(&segment, -1, iof_sock, stdin_fd, parent_sock, 0)
                      : 1;
     opal_buffer_destruct(&segment);
     return status;

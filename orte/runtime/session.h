@@ -40,6 +40,11 @@ enum {
     ORTE_SESSION_TAG_SPAWN_RESP = 51, /* 0 -> asking session: {u32 req_id, i32 status,
                                          u32 nspace, string error} */
     ORTE_SESSION_TAG_REOPEN = 52,     /* session -> shepherd: {}: processes again after DONE */
+    ORTE_SESSION_TAG_NODE_LOST = 53,  /* session -> 0: {}: this node's daemon died; the
+                                         processes here are being ended */
+    ORTE_SESSION_TAG_RESTARTED = 54,  /* session -> 0: {record}: that process failed and was
+                                         started again (errmgr restart; record.restarts: the
+                                         how-many-th restart) */
 };
 
 /* The collective every session daemon and herdrun start once connected: an allgather of the

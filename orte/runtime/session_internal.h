@@ -173,6 +173,7 @@ typedef struct orte_session {
     const orte_grpcomm_module_t *gc;
     orte_grpcomm_t *grpcomm;
     int parent_sock; /* a one-node job: the overlay connection to herdrun, made at fork (or -1) */
+    pid_t node_daemon; /* the node daemon that started us (0: herdrun forked us) */
     bool stop;
     int status;
     /* by concern */
@@ -297,6 +298,10 @@ void orte_session_spawn_release(orte_session_t *s);
 int orte_session_shepherd_open(orte_session_t *s);
 /* vpid (and everything below it in the tree) will not report. */
 void orte_session_shepherd_lost(orte_session_t *s, orte_vpid_t lost, const char *reason);
+
+/* errmgr restart (session_restart.c): the failed local process r started again here when the
+ * error manager says so (herdrun is told); false when it is not (the shepherd hears of it). */
+bool orte_session_restart_proc(orte_session_t *s, orte_proc_record_t *r);
 void orte_session_shepherd_recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                                         const void *data, size_t length, void *arg);
 void orte_session_shepherd_recv_aborted(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,

@@ -336,7 +336,7 @@ static void proc_exited(uint32_t rank, const orte_odls_exit_t *info, void *cbdat
     } else if (unfinalized && !r->signaled && 0 == r->exit_code && !r->aborted) {
         r->state = ORTE_PROC_UNFINALIZED;
     }
-    if (orte_proc_record_failed(r) && !r->aborted) {
+    if (orte_proc_record_failed(r) && !r->aborted && !orte_session_restart_proc(s, r)) {
         orte_session_send_record(s, ORTE_SESSION_SHEPHERD, ORTE_SESSION_TAG_FAILURE, false, 0, r);
     }
 }

@@ -103,6 +103,7 @@ static void shepherd_failure(orte_session_t *s, const orte_proc_record_t *record
         .signaled = record->signaled,
         .exit_code = record->exit_code,
         .signo = record->signo,
+        .restarts = record->restarts,
     };
     orte_errmgr_action_t action = s->shepherd.errmgr->decide(&failure);
     if (0 == s->shepherd.job_status) {

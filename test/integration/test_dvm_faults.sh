@@ -57,12 +57,14 @@ job_a=$run_pid
 OUT_A=$OUT ERR_A=$ERR
 OUT=$WORK/b.out ERR=$WORK/b.err
 HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --host sim0001,sim0002 \
-    -n 2 --map-by node sh -c 'sleep 2; echo "b $HERD_RANK"' </dev/null >"$OUT" 2>"$ERR" &
+    -n 2 --map-by node sh -c 'sleep 4; echo "b $HERD_RANK"' </dev/null >"$OUT" 2>"$ERR" &
 job_b=$!
 running_b() { [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 30$')" -ge 1 ] &&
-    [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 2$')" -ge 2 ]; }
-wait_for 20 running_b
-kill -9 "$(daemon_pid "$uri" 3)"
+    [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 4$')" -ge 2 ]; }
+if wait_for 30 running_b; then ok "both jobs run"; else fail "both jobs run"; fi
+victim=$(daemon_pid "$uri" 3)
+expect_eq "node daemon 3 is found" "$(echo "$victim" | grep -c "^[0-9][0-9]*$")" 1
+kill -9 $victim
 run_pid=$job_a
 OUT=$OUT_A ERR=$ERR_A
 herdrun_wait 30

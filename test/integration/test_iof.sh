@@ -736,13 +736,16 @@ HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --attach 9
 rc=$?
 expect_fail "--attach to a job that does not run fails"
 expect_err "--attach: ... saying the job is not running" "job 99 is not running"
+tool_sock=$(sed -n 's/^tool //p' "$uri")
+expect_eq "--attach: the DVM's contact file names its tool socket" "${tool_sock:+yes}" yes
 "$HERD_BIN/herd-dvm/herd-dvm" --shutdown --dvm-uri "$uri" >"$OUT" 2>"$ERR"
 rc=$?
 expect_rc "--attach: the DVM shuts down" 0
 wait_for 10 sh -c "[ -z \"\$(ps -eo args= | grep -F '$HERD_BUILDDIR' | grep -E 'herdd( |$)' | grep -v grep)\" ]" ||
     true
+# this DVM's (DVM.job-N.iof beside its DVM.sock): others' sockets in the shared folder are not ours
 expect_eq "--attach: no attach socket is left" \
-    "$(ls "${TMPDIR:-/tmp}/herd-$(id -u)" 2>/dev/null | grep -c '\.iof$')" 0
+    "$(ls "${tool_sock%.sock}".job-*.iof 2>/dev/null | wc -l)" 0
 check_clean "--attach"
 
 # --- 8. herd-info ----------------------------------------------------------------------------

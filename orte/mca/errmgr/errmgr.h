@@ -10,7 +10,7 @@
 
 #include "opal/mca/mca.h"
 
-#define OPAL_MCA_errmgr_INTERFACE_VERSION 1u
+#define OPAL_MCA_errmgr_INTERFACE_VERSION 2u
 
 /* What went wrong. */
 typedef enum orte_errmgr_event {
@@ -23,6 +23,8 @@ typedef enum orte_errmgr_event {
 typedef enum orte_errmgr_action {
     ORTE_ERRMGR_ABORT_JOB = 1, /* kill every process of the job, exit with the failure's status */
     ORTE_ERRMGR_CONTINUE,      /* record the failure, let the others run to completion */
+    ORTE_ERRMGR_RESTART_PROC,  /* start the failed process again on its node, with its rank;
+                                  only for PROC_FAILED (anything else aborts the job) */
 } orte_errmgr_action_t;
 
 /* One failure, as the shepherd (herdrun or a daemon) saw it. Valid only during the call it is
@@ -35,6 +37,7 @@ typedef struct orte_errmgr_failure {
     bool signaled;    /* killed by signal signo rather than exited with exit_code */
     int exit_code;
     int signo;
+    uint32_t restarts; /* how often this rank was restarted before (errmgr restart) */
 } orte_errmgr_failure_t;
 
 struct orte_errmgr_module {
@@ -57,7 +60,8 @@ OPAL_EXPORT const orte_errmgr_module_t *orte_errmgr_base_module(void);
 
 /* The selected module's decision, shown at HERD_MCA_errmgr_base_verbose=5. ABORT_JOB when the
  * framework is not open, failure is NULL, or the module answers something that is not an
- * action: a failure nobody decided about must not leave the rest of the job running. */
+ * action (or RESTART_PROC for anything but PROC_FAILED): a failure nobody decided about must
+ * not leave the rest of the job running. */
 OPAL_EXPORT orte_errmgr_action_t orte_errmgr_base_decide(const orte_errmgr_failure_t *failure);
 
 /* What happened, to follow "rank 3 on node-a " (or "the daemon on node-a "): "exited with

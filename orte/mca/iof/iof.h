@@ -109,7 +109,9 @@ struct orte_iof_module {
     /* Take over the daemon's ends of one process's pipes: fds[0] the write end of its stdin
      * (-1: none), fds[1] and fds[2] the read ends of its stdout and stderr (-1: none, as with
      * --merge-stderr-to-stdout). Owned by the source from the call on, even on failure. A process
-     * added after source_finish() (spawned later) reopens the source: call finish again. */
+     * added after source_finish() (spawned later) reopens the source: call finish again. A rank
+     * added again after source_exited() (a restarted process) continues that rank's streams:
+     * the sink sees one stream per rank and stream, its files are appended to. */
     int (*source_add)(orte_iof_source_t *source, uint32_t rank, const int fds[3]);
     /* No process will be added any more (stdin for every process can start). */
     void (*source_all_added)(orte_iof_source_t *source);

@@ -175,7 +175,7 @@ static void test_priority_variables(void **state)
 
 static void test_nothing_left(void **state)
 {
-    setenv("HERD_MCA_errmgr", "^abort,continue", 1);
+    setenv("HERD_MCA_errmgr", "^abort,continue,restart", 1);
     assert_int_equal(orte_errmgr_base_open(), HERD_ERR_NOT_FOUND);
     assert_false(orte_errmgr_base_framework.opened);
     assert_null(orte_errmgr_base_module());
@@ -292,6 +292,55 @@ static void test_continue_decides(void **state)
     assert_int_equal(orte_errmgr_base_decide(&lost), ORTE_ERRMGR_ABORT_JOB);
 }
 
+static void test_restart_decides(void **state)
+{
+    orte_errmgr_failure_t failed = failure_of(ORTE_ERRMGR_PROC_FAILED);
+    orte_errmgr_failure_t not_started = failure_of(ORTE_ERRMGR_PROC_START_FAILED);
+    orte_errmgr_failure_t lost = failure_of(ORTE_ERRMGR_DAEMON_LOST);
+
+    assert_string_equal(open_with("restart"), "restart");
+    /* the lowest priority: only when asked for */
+    assert_int_equal(orte_errmgr_base_framework.selected[0]->priority, 5);
+    const orte_errmgr_module_t *module = orte_errmgr_base_module();
+    /* three restarts by default, then the job ends */
+    for (uint32_t k = 0; k < 3; ++k) {
+        failed.restarts = k;
+        assert_int_equal(orte_errmgr_base_decide(&failed), ORTE_ERRMGR_RESTART_PROC);
+    }
+    failed.restarts = 3;
+    assert_int_equal(module->decide(&failed), ORTE_ERRMGR_ABORT_JOB);
+    /* what kept it from starting is still there; a lost node has nothing to start it on */
+    assert_int_equal(module->decide(&not_started), ORTE_ERRMGR_ABORT_JOB);
+    assert_int_equal(module->decide(&lost), ORTE_ERRMGR_ABORT_JOB);
+    close_and_reset();
+    setenv("HERD_MCA_errmgr_restart_max", "1", 1);
+    assert_string_equal(open_with("restart"), "restart");
+    failed.restarts = 1;
+    assert_int_equal(orte_errmgr_base_decide(&failed), ORTE_ERRMGR_ABORT_JOB);
+    close_and_reset();
+    /* a negative maximum is a mistake: nothing is selected, and it is said */
+    setenv("HERD_MCA_errmgr_restart_max", "-1", 1);
+    setenv("HERD_MCA_errmgr", "restart", 1);
+    herd_test_capture_start(&stderr_capture);
+    assert_int_not_equal(orte_errmgr_base_open(), HERD_SUCCESS);
+    char *err = herd_test_capture_stop(&stderr_capture);
+    assert_contains(err, "errmgr_restart_max is -1");
+    free(err);
+    unsetenv("HERD_MCA_errmgr_restart_max");
+}
+
+static void test_base_decide_restart_only_for_failures(void **state)
+{
+    orte_errmgr_failure_t lost = failure_of(ORTE_ERRMGR_DAEMON_LOST);
+
+    /* a module answering restart for a lost daemon: nothing could carry it out */
+    use_stub_components();
+    setenv("HERD_MCA_mca_base_component_show_load_errors", "0", 1);
+    setenv("HERD_MCA_errmgr_stub_answer", "3", 1);
+    assert_string_equal(open_with("stub"), "stub");
+    assert_int_equal(orte_errmgr_base_decide(&lost), ORTE_ERRMGR_ABORT_JOB);
+}
+
 static void test_base_decide_without_module(void **state)
 {
     orte_errmgr_failure_t failed = failure_of(ORTE_ERRMGR_PROC_FAILED);
@@ -389,6 +438,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stub_outranks_and_is_asked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_decides, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_decides, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_decides, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_base_decide_restart_only_for_failures, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_base_decide_without_module, setup, teardown),
         cmocka_unit_test_setup_teardown(test_base_decide_verbose, setup, teardown),
         cmocka_unit_test_setup_teardown(test_base_decide_rejects_non_action, setup, teardown),

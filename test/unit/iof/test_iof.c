@@ -2070,19 +2070,38 @@ static void test_sink_unreachable(void **state)
     free(buf);
 }
 
-static void test_source_add_duplicate(void **state)
+/* A rank added again (errmgr restart) continues its streams: what the old pipe still held
+ * first, its unfinished last line on its own, then the new process's lines; and again after
+ * the stream had ended at the sink. */
+static void test_source_add_again_continues(void **state)
 {
     ctx_t *ctx = *state;
-    int child[3], parent[3];
 
     start(ctx, NULL);
-    add_proc(ctx, 0, false, false);
-    assert_int_equal(orte_iof_base_make_pipes(false, false, child, parent), HERD_SUCCESS);
-    assert_int_equal(ctx->module->source_add(ctx->source, 0, parent), HERD_ERR_EXISTS);
-    /* the source owned them from the call on: closed */
-    assert_false(fd_is_open(parent[1]));
-    assert_false(fd_is_open(parent[2]));
-    orte_iof_base_close_child(child);
+    test_proc_t *first = add_proc(ctx, 0, false, false);
+    write_text(first->child[1], "one\ntw");
+    close_output(first, ORTE_IOF_STDOUT);
+    close_output(first, ORTE_IOF_STDERR);
+    ctx->module->source_exited(ctx->source, 0);
+    test_proc_t *second = add_proc(ctx, 0, false, false);
+    write_text(second->child[1], "three\n");
+    RUN_UNTIL(ctx, ctx->out.len >= 12);
+    settle(ctx);
+    assert_string_equal(text_str(&ctx->out), "one\ntwthree\n");
+    /* this one's end reaches the sink, then a third takes over */
+    close_output(second, ORTE_IOF_STDOUT);
+    close_output(second, ORTE_IOF_STDERR);
+    ctx->module->source_exited(ctx->source, 0);
+    settle(ctx);
+    test_proc_t *third = add_proc(ctx, 0, false, false);
+    write_text(third->child[1], "four\n");
+    RUN_UNTIL(ctx, ctx->out.len >= 17);
+    settle(ctx);
+    assert_string_equal(text_str(&ctx->out), "one\ntwthree\nfour\n");
+    close_output(third, ORTE_IOF_STDOUT);
+    close_output(third, ORTE_IOF_STDERR);
+    ctx->module->source_finish(ctx->source);
+    RUN_UNTIL(ctx, 1 == ctx->drained);
 }
 
 /* ---- stdin */
@@ -2911,7 +2930,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_ranks, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_output_reader_gone, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_sink_unreachable, e2e_setup, e2e_teardown),
-        cmocka_unit_test_setup_teardown(test_source_add_duplicate, e2e_setup, e2e_teardown),
+        cmocka_unit_test_setup_teardown(test_source_add_again_continues, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_one_target, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_all, e2e_setup, e2e_teardown),
         cmocka_unit_test_setup_teardown(test_stdin_target_closes, e2e_setup, e2e_teardown),

@@ -11,7 +11,8 @@
 #include "orte/mca/errmgr/base/static-components.h"
 
 opal_mca_framework_t orte_errmgr_base_framework = OPAL_MCA_FRAMEWORK_INIT_HINTS(
-    orte, errmgr, "Error manager: abort the job, or continue, when a process or daemon fails",
+    orte, errmgr,
+    "Error manager: abort the job, continue, or restart the process when a process or daemon fails",
     false, orte_errmgr_static_components, NULL, orte_errmgr_component_hints);
 
 int orte_errmgr_base_open(void)
@@ -33,7 +34,9 @@ const orte_errmgr_module_t *orte_errmgr_base_module(void)
 
 static const char *action_name(orte_errmgr_action_t action)
 {
-    return ORTE_ERRMGR_CONTINUE == action ? "continue" : "abort the job";
+    return ORTE_ERRMGR_CONTINUE == action       ? "continue"
+           : ORTE_ERRMGR_RESTART_PROC == action ? "restart the process"
+                                                : "abort the job";
 }
 
 orte_errmgr_action_t orte_errmgr_base_decide(const orte_errmgr_failure_t *failure)
@@ -46,7 +49,9 @@ orte_errmgr_action_t orte_errmgr_base_decide(const orte_errmgr_failure_t *failur
         return ORTE_ERRMGR_ABORT_JOB;
     }
     action = module->decide(failure);
-    if (ORTE_ERRMGR_ABORT_JOB != action && ORTE_ERRMGR_CONTINUE != action) {
+    bool restart_ok =
+        ORTE_ERRMGR_RESTART_PROC == action && ORTE_ERRMGR_PROC_FAILED == failure->event;
+    if (ORTE_ERRMGR_ABORT_JOB != action && ORTE_ERRMGR_CONTINUE != action && !restart_ok) {
         /* a third-party DSO built against a newer interface may answer something we cannot
          * carry out; aborting is the one answer that never leaves a broken job running */
         opal_output_verbose(1, orte_errmgr_base_framework.output,

@@ -14,6 +14,7 @@
 /* DATA: {u32 rank, u8 stream, u8 flags, u64 offset, u64 when_ns} then the bytes */
 #define IOF_DATA_HEADER  22u
 #define IOF_DATA_EOF     0x01u /* the stream ends after these bytes */
+#define IOF_DATA_REOPEN  0x02u /* a stream that ended goes on at this offset (its rank restarted) */
 /* ACK: {u32 rank, u8 stream, u64 end}: everything before end was written out */
 #define IOF_ACK_SIZE     13u
 /* STDIN: {u32 target, u8 flags, u64 offset} then the bytes */

@@ -56,6 +56,7 @@ typedef struct rank_state {
     int file[2];        /* DIR/rank.N/stdout, stderr (-1: not open) */
     bool file_failed[2]; /* could not be opened: not tried again */
     bool ended[2];      /* its end came: anything more is a repeat */
+    bool file_used[2];  /* opened before (a restarted rank appends to its files) */
 } rank_state_t;
 
 struct orte_iof_sink {
@@ -450,7 +451,9 @@ static int file_for(orte_iof_sink_t *sink, rank_state_t *r, int index)
     if (0 == mkdir(path, 0755) || EEXIST == errno) {
         snprintf(path, sizeof(path), "%s/rank.%u/%s", sink->config.output_dir, r->rank,
                  0 == index ? "stdout" : "stderr");
-        r->file[index] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        int trunc = r->file_used[index] ? 0 : O_TRUNC;
+        r->file[index] = open(path, O_WRONLY | O_CREAT | trunc | O_APPEND | O_CLOEXEC, 0644);
+        r->file_used[index] = r->file[index] >= 0;
     }
     if (r->file[index] < 0) {
         /* once per job, not once per line: the output still reaches the terminal unless
@@ -560,6 +563,9 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
             return HERD_ERR_OUT_OF_RESOURCE;
         }
         uint64_t *expect = &r->expect[stream - 1];
+        if ((flags & IOF_DATA_REOPEN) && offset == *expect) {
+            r->ended[stream - 1] = false; /* the rank was restarted: its stream goes on */
+        }
         if (end < *expect || (end == *expect && msg.payload_len > 0) || r->ended[stream - 1]) {
             /* a repeat: written already (or queued: acknowledged after it) */
             item_t ack = {.ack = true, .vpid = from, .rank = rank, .stream = stream, .end = end};

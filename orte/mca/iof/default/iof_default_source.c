@@ -92,7 +92,7 @@ static uint64_t now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-static void send_data(stream_t *s, const struct iovec *pieces, int n, bool eof)
+static void send_data(stream_t *s, const struct iovec *pieces, int n, uint8_t flags)
 {
     orte_iof_source_t *src = s->proc->source;
     uint8_t header[IOF_DATA_HEADER];
@@ -106,7 +106,7 @@ static void send_data(stream_t *s, const struct iovec *pieces, int n, bool eof)
     }
     iof_put_u32(header, s->proc->rank);
     header[4] = s->which;
-    header[5] = eof ? IOF_DATA_EOF : 0;
+    header[5] = flags;
     iof_put_u64(header + 6, s->sent);
     iof_put_u64(header + 14, now_ns());
     s->sent += len;
@@ -159,7 +159,7 @@ static void send_with_held(stream_t *s, const uint8_t *data, size_t n)
     }
     pieces[np].iov_base = (void *) data;
     pieces[np++].iov_len = n;
-    send_data(s, pieces, np, false);
+    send_data(s, pieces, np, 0);
     drop_held(s);
 }
 
@@ -194,7 +194,7 @@ static void end_stream(stream_t *s)
     }
     iof_close_watched(&s->event, &s->watching, &s->fd);
     struct iovec piece = {.iov_base = s->held, .iov_len = s->held_len};
-    send_data(s, &piece, s->held_len > 0 ? 1 : 0, true);
+    send_data(s, &piece, s->held_len > 0 ? 1 : 0, IOF_DATA_EOF);
     drop_held(s);
     free(s->held);
     s->held = NULL;
@@ -556,12 +556,57 @@ static int open_stream(proc_t *p, stream_t *s, uint8_t which, int fd)
     return rc;
 }
 
+/* A restarted process (errmgr restart) takes over its rank's stream: what the old pipe still
+ * holds goes first (all of it now: the old process exited, so it is at most a pipe's capacity
+ * past the window), then the new pipe's bytes follow at the next offsets. A stream that had
+ * ended is reopened at the sink. */
+static int reopen_stream(proc_t *p, stream_t *s, int fd)
+{
+    orte_iof_source_t *src = p->source;
+    if (fd < 0) {
+        return HERD_SUCCESS;
+    }
+    if (s->fd >= 0) {
+        ssize_t n;
+        while ((n = read(s->fd, src->scratch, sizeof(src->scratch))) > 0 ||
+               (n < 0 && EINTR == errno)) {
+            if (n > 0) {
+                consume(s, src->scratch, (size_t) n);
+            }
+        }
+        iof_close_watched(&s->event, &s->watching, &s->fd);
+        if (s->held_len > 0) {
+            send_with_held(s, NULL, 0); /* its last line, unfinished: not joined to the next */
+        }
+    } else {
+        send_data(s, NULL, 0, IOF_DATA_REOPEN);
+    }
+    return open_stream(p, s, s->which, fd);
+}
+
+static int reopen_proc(proc_t *p, const int fds[3])
+{
+    if (fds[0] >= 0) {
+        close(fds[0]); /* stdin went to the first one, and ended with it */
+    }
+    p->exited = false;
+    p->source->finishing = false;
+    p->source->drained = false;
+    int rc = reopen_stream(p, &p->out, fds[1]);
+    int rc2 = reopen_stream(p, &p->err, fds[2]);
+    return HERD_SUCCESS != rc ? rc : rc2;
+}
+
 int iof_default_source_add(orte_iof_source_t *src, uint32_t rank, const int fds[3])
 {
+    /* herdrun reading a one-node job's pipes itself never hears of exits: a rank added again
+     * is a restart all the same (the daemon restarts only what exited) */
+    proc_t *old = find_proc(src, rank);
+    if (NULL != old) {
+        return reopen_proc(old, fds);
+    }
     proc_t *p = calloc(1, sizeof(*p));
-    int rc = (NULL == p) ? HERD_ERR_OUT_OF_RESOURCE
-             : (NULL != find_proc(src, rank)) ? HERD_ERR_EXISTS
-                                              : HERD_SUCCESS;
+    int rc = (NULL == p) ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
     if (HERD_SUCCESS != rc) {
         for (int i = 0; i < 3; ++i) {
             if (fds[i] >= 0) {
