@@ -177,9 +177,16 @@ static int plm_ssh_launch(orte_plm_daemon_t *daemons, size_t num_daemons, const 
             if (null_fd >= 0) {
                 dup2(null_fd, STDOUT_FILENO);
             }
-            /* its own process group: a terminal's ^C reaches herd-dvm, which stops the DVM in
-             * order, rather than every ssh client at once */
-            setpgid(0, 0);
+            /* its own session (so its own process group): a terminal's ^C reaches herd-dvm,
+             * which stops the DVM in order, rather than every ssh client at once. A session,
+             * not only a group: with the kernel's autogroup scheduling (sched_autogroup_enabled)
+             * a session shares the CPU as one, and n ssh handshakes left in herd-dvm's session
+             * got one share together on a busy machine (8 test hosts: ~0.6 s later than Hydra's,
+             * whose ssh clients each have a session of their own). BatchMode: nothing to ask on
+             * a terminal. */
+            if (setsid() < 0) {
+                setpgid(0, 0);
+            }
             execvp(argv[0], argv);
             dprintf(STDERR_FILENO, "cannot execute %s: %s\n", argv[0], strerror(errno));
             _exit(127);
