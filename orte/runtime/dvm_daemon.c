@@ -119,9 +119,8 @@ static void daemon_release(orte_dvm_t *dvm)
     dvm_jobs_release(dvm);
     dvm_kinds_release(dvm);
     dvm_loss_daemon_release(dvm);
-    for (uint32_t i = 0; NULL != dvm->daemon.inventory_blobs && i + 1 < dvm->size; ++i) {
-        free(dvm->daemon.inventory_blobs[i]);
-    }
+    free(dvm->daemon.inventory_block);
+    dvm->daemon.inventory_block = NULL;
     free(dvm->daemon.inventory_blobs);
     free(dvm->daemon.inventory_lengths);
     dvm->daemon.inventory_blobs = NULL;
@@ -166,8 +165,10 @@ static void daemon_xml_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
                            size_t length, void *arg)
 {
     orte_dvm_t *dvm = arg;
-    const orte_inventory_t *mine = dvm->daemon.mine;
-    const char *xml = (NULL != mine && NULL != mine->xml) ? mine->xml : "";
+    const char *xml = (NULL != dvm->daemon.mine) ? orte_inventory_xml(dvm->daemon.mine) : NULL;
+    if (NULL == xml) {
+        xml = "";
+    }
     dvm->ovl->send(dvm->overlay, src, ORTE_DVM_TAG_XML, xml, strlen(xml));
 }
 
@@ -200,23 +201,28 @@ static void daemon_inventory_cb(int status, const orte_grpcomm_result_t *result,
         daemon_stop(dvm, "the inventory exchange", status);
         return;
     }
-    /* every daemon now holds every inventory: kept, packed, for the session daemons' mappers */
+    /* every daemon now holds every inventory: kept, packed, for the session daemons' mappers,
+     * in one block (a thousand nodes' inventories were a thousand allocations per daemon) */
+    size_t total = 0;
+    for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
+        total += result->blobs[v].len;
+    }
     daemon->inventory_blobs = calloc(dvm->size, sizeof(*daemon->inventory_blobs));
     daemon->inventory_lengths = calloc(dvm->size, sizeof(*daemon->inventory_lengths));
-    if (NULL == daemon->inventory_blobs || NULL == daemon->inventory_lengths) {
+    daemon->inventory_block = malloc(total + 1);
+    if (NULL == daemon->inventory_blobs || NULL == daemon->inventory_lengths ||
+        NULL == daemon->inventory_block) {
         daemon_stop(dvm, "keeping the inventory", HERD_ERR_OUT_OF_RESOURCE);
         return;
     }
+    size_t at = 0;
     for (uint32_t v = 1; v < result->num_blobs && v < dvm->size; ++v) {
-        daemon->inventory_blobs[v - 1] = malloc(result->blobs[v].len + 1);
-        if (NULL == daemon->inventory_blobs[v - 1]) {
-            daemon_stop(dvm, "keeping the inventory", HERD_ERR_OUT_OF_RESOURCE);
-            return;
-        }
+        daemon->inventory_blobs[v - 1] = daemon->inventory_block + at;
         if (result->blobs[v].len > 0) {
-            memcpy(daemon->inventory_blobs[v - 1], result->blobs[v].data, result->blobs[v].len);
+            memcpy(daemon->inventory_block + at, result->blobs[v].data, result->blobs[v].len);
         }
         daemon->inventory_lengths[v - 1] = result->blobs[v].len;
+        at += result->blobs[v].len;
     }
     status = dvm->gc->barrier(dvm->grpcomm, DVM_COLL_READY, daemon_ready_cb, dvm);
     if (HERD_SUCCESS != status) {

@@ -133,7 +133,8 @@ typedef struct dvm_daemon {
     orte_inventory_t *mine;
     opal_event_t *stdin_event; /* EOF: the ssh session that started us is gone */
     /* every node's inventory as gathered (packed; a session daemon unpacks what it needs) */
-    uint8_t **inventory_blobs; /* by node index (vpid - 1) */
+    uint8_t **inventory_blobs; /* by node index (vpid - 1), pointing into inventory_block */
+    uint8_t *inventory_block;
     size_t *inventory_lengths;
     int *session_fds; /* the static session endpoints' listeners, by slot */
     uint32_t num_session_slots;

@@ -163,7 +163,8 @@ static int write_launch_segment(orte_dvm_t *dvm, const char *name, const orte_jo
     if (HERD_SUCCESS == rc) {
         rc = orte_session_handoff_pack(&buffer, daemon->mine->node_name, my_candidate, data, len,
                                        blobs, lengths, launch->num_candidates,
-                                       daemon->mine->signature, daemon->mine->xml);
+                                       daemon->mine->signature,
+                                       orte_inventory_xml(daemon->mine));
     }
     for (uint32_t c = 0; NULL != rebuilt && c < launch->num_candidates; ++c) {
         opal_buffer_destruct(&rebuilt[c]);

@@ -19,7 +19,8 @@ typedef struct orte_inventory {
     uint32_t num_pus;
     char *signature; /* identical for nodes with the same topology */
     char *synthetic; /* hwloc synthetic description, when the topology has one, else NULL */
-    char *xml;       /* full hwloc XML; NULL when not sent (the receiver has this signature) */
+    char *xml;       /* full hwloc XML; NULL when not sent (the receiver has this signature), or
+                      * for a simulated node until orte_inventory_xml() makes it */
     opal_fabric_record_t **fabric;
     size_t num_fabric;
     /* The node's static session endpoints: listeners its daemon holds for the session daemons
@@ -37,6 +38,9 @@ OPAL_EXPORT int orte_inventory_collect(const char *node_name, const char *synthe
                                        const char *fabric_components,
                                        orte_inventory_t **inventory);
 OPAL_EXPORT void orte_inventory_free(orte_inventory_t *inventory);
+/* The node's full hwloc XML: a collected simulated node has none until it is asked for (made
+ * here from its synthetic description, and kept); NULL when it cannot be made. */
+OPAL_EXPORT const char *orte_inventory_xml(orte_inventory_t *inventory);
 
 /* Versioned serialization; with_xml false leaves the XML out. Unpack rejects malformed input. */
 OPAL_EXPORT int orte_inventory_pack(opal_buffer_t *buffer, const orte_inventory_t *inventory,

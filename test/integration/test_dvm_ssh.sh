@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # herd-dvm across three test hosts (network namespaces with sshd, ../shared/testhosts): a real
-# tree spawn over ssh, and an unreachable host reported with ssh's own words. Needs root; the
+# tree spawn over ssh (the launcher's own node without ssh), and an unreachable host reported
+# with ssh's own words. Needs root; the
 # hosts are made here and torn down on every exit.
 . "$(dirname "$0")/lib.sh"
 
@@ -34,6 +35,14 @@ for daemon in $(herdd_pids); do
 done
 [ "$spawned_by_daemon" -ge 2 ] && ok "daemons start their children (tree spawn: $spawned_by_daemon ssh clients under herdd)" ||
     fail "tree spawn: only $spawned_by_daemon ssh clients were started by daemons"
+# herd-dvm runs on n1: n1's own daemon is started directly, not over ssh to itself
+root=$(sed -n 's/^pid //p' "$WORK/dvm.uri")
+under_root=$(ps -o comm= --ppid "$root" | sort | tr '\n' ' ')
+case "$under_root" in
+*herdd*) case "$under_root" in *ssh*) fail "n1's daemon started over ssh (under the root: $under_root)" ;;
+    *) ok "n1's daemon is started without ssh (under the root: $under_root)" ;; esac ;;
+*) fail "no daemon under the root on n1 (under the root: $under_root)" ;;
+esac
 on_n1 "$DVM" --shutdown --dvm-uri "$WORK/dvm.uri"
 expect_rc "--shutdown stops it" 0
 wait_for 10 no_herdd

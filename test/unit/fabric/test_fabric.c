@@ -797,6 +797,107 @@ static void test_priority_does_not_stick(void **state)
     assert_int_equal(fw->selected[0]->priority, 10);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* the per-boot cache */
+
+/* A private TMPDIR for the cache tests, so that no real cache is read or touched. */
+static char cache_tmpdir[64];
+
+static int cache_setup(void **state)
+{
+    snprintf(cache_tmpdir, sizeof(cache_tmpdir), "/tmp/herd-fabric-cache-test.XXXXXX");
+    assert_non_null(mkdtemp(cache_tmpdir));
+    setenv("TMPDIR", cache_tmpdir, 1);
+    unsetenv("HERD_FABRIC_CACHE");
+    unsetenv("FI_HERD_TEST");
+    return setup(state);
+}
+
+static int cache_teardown(void **state)
+{
+    char command[128];
+    snprintf(command, sizeof(command), "rm -rf '%s'", cache_tmpdir);
+    assert_int_equal(0, system(command));
+    unsetenv("TMPDIR");
+    unsetenv("HERD_FABRIC_CACHE");
+    unsetenv("FI_HERD_TEST");
+    return teardown(state);
+}
+
+/* The one cache file in the test's folder, or "" when there is none. */
+static void cache_file(char *path, size_t size)
+{
+    char command[160];
+    snprintf(command, sizeof(command), "ls %s/herd-*/fabric-v*.bin 2>/dev/null", cache_tmpdir);
+    FILE *ls = popen(command, "r");
+    assert_non_null(ls);
+    if (NULL == fgets(path, (int) size, ls)) {
+        path[0] = '\0';
+    }
+    path[strcspn(path, "\n")] = '\0';
+    pclose(ls);
+}
+
+static void test_cache_round_trip(void **state)
+{
+    opal_fabric_record_t *records[2] = {sample_record(), sample_record()};
+    opal_fabric_record_t **got = NULL;
+    size_t num = 99;
+
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_fabric_base_cache_load("all", &got, &num));
+    opal_fabric_base_cache_store("all", records, 2);
+    assert_int_equal(HERD_SUCCESS, opal_fabric_base_cache_load("all", &got, &num));
+    assert_int_equal(2, num);
+    for (size_t i = 0; i < num; i++) {
+        assert_string_equal(records[i]->component, got[i]->component);
+        assert_int_equal(records[i]->num_devices, got[i]->num_devices);
+        assert_string_equal("10.0.0.1/24", opal_fabric_device_get_attr(&got[i]->devices[0], "addr"));
+    }
+    opal_fabric_records_free(got, num);
+    /* other components asked, or another libfabric setting: not this file */
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_fabric_base_cache_load("tcp", &got, &num));
+    setenv("FI_HERD_TEST", "1", 1);
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_fabric_base_cache_load("all", &got, &num));
+    unsetenv("FI_HERD_TEST");
+    /* none found is an answer too */
+    opal_fabric_base_cache_store("tcp", NULL, 0);
+    assert_int_equal(HERD_SUCCESS, opal_fabric_base_cache_load("tcp", &got, &num));
+    assert_int_equal(0, num);
+    assert_null(got);
+    opal_fabric_record_free(records[0]);
+    opal_fabric_record_free(records[1]);
+}
+
+static void test_cache_off_and_corrupt(void **state)
+{
+    opal_fabric_record_t *record = sample_record();
+    opal_fabric_record_t **got = NULL;
+    size_t num = 0;
+    char path[512];
+
+    setenv("HERD_FABRIC_CACHE", "0", 1);
+    opal_fabric_base_cache_store("all", &record, 1);
+    cache_file(path, sizeof(path));
+    assert_string_equal("", path); /* nothing written */
+    unsetenv("HERD_FABRIC_CACHE");
+    opal_fabric_base_cache_store("all", &record, 1);
+    cache_file(path, sizeof(path));
+    assert_string_not_equal("", path);
+    setenv("HERD_FABRIC_CACHE", "0", 1);
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_fabric_base_cache_load("all", &got, &num));
+    unsetenv("HERD_FABRIC_CACHE");
+    /* a damaged file is no answer: discovery runs again */
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    assert_int_equal(0, fseek(f, 30, SEEK_SET));
+    assert_int_equal(4, fwrite("\xff\xff\xff\xff", 1, 4, f));
+    fclose(f);
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_fabric_base_cache_load("all", &got, &num));
+    assert_int_equal(0, truncate(path, 10));
+    assert_int_equal(HERD_ERR_NOT_FOUND, opal_fabric_base_cache_load("all", &got, &num));
+    opal_fabric_record_free(record);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -822,6 +923,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exclude_ucx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discover_all_in_priority_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priority_does_not_stick, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_round_trip, cache_setup, cache_teardown),
+        cmocka_unit_test_setup_teardown(test_cache_off_and_corrupt, cache_setup, cache_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

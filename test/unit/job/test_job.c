@@ -1331,6 +1331,12 @@ static orte_inventory_t *synthetic_inventory(const char *name, const char *synth
     orte_inventory_t *inv = NULL;
     assert_int_equal(HERD_SUCCESS, orte_inventory_collect(name, synthetic, NULL, &inv));
     assert_non_null(inv);
+    /* a simulated node's XML is made only when asked for, then kept */
+    assert_null(inv->xml);
+    const char *xml = orte_inventory_xml(inv);
+    assert_non_null(xml);
+    assert_non_null(strstr(xml, "<topology"));
+    assert_ptr_equal(xml, orte_inventory_xml(inv));
     return inv;
 }
 
@@ -1440,24 +1446,50 @@ static void test_inventory_session_uris_limit(void **state)
     inv->session_uris[1024] = strdup("tcp://10.1.2.3:5001");
     assert_int_equal(HERD_ERR_UNPACK_FAILURE, inventory_rc(inv));
 
-    /* The list is the message's last value, so one with a packed NULL in it can take the place
-     * of an empty one (5 bytes: type tag and count); a good list in its place is the control. */
-    char *good[] = {"tcp://a:1", "tcp://b:2"};
-    char *with_null[] = {"tcp://a:1", NULL, "tcp://b:2"};
+    /* The list is the message's last value: count, common prefix, and the rests (NUL-ended) as
+     * one byte string; a good one in its place is the control, then each way of getting it wrong.
+     */
+    static const struct {
+        uint32_t count;
+        const char *rests;
+        size_t len;
+        int rc;
+    } lists[] = {
+        {2, "a:1\0b:2\0", 8, HERD_SUCCESS},
+        {2, "a:1\0", 4, HERD_ERR_UNPACK_FAILURE},      /* fewer rests than URIs */
+        {1, "a:1\0b:2\0", 8, HERD_ERR_UNPACK_FAILURE}, /* more */
+        {1, "a:1", 3, HERD_ERR_UNPACK_FAILURE},        /* not NUL-ended */
+        {0, "a:1\0", 4, HERD_ERR_UNPACK_FAILURE},      /* rests of no URI */
+        {1025, "a:1\0", 4, HERD_ERR_UNPACK_FAILURE},   /* over the limit */
+    };
     char **uris = inv->session_uris;
-    opal_buffer_t buffer;
+    opal_buffer_t buffer, empty;
     inv->session_uris = NULL;
     opal_buffer_init(&buffer);
+    opal_buffer_init(&empty);
     assert_int_equal(HERD_SUCCESS, orte_inventory_pack(&buffer, inv, false));
-    size_t without_list = buffer.used - 5;
-    buffer.used = without_list;
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_string_array(&buffer, good, 2));
-    assert_int_equal(HERD_SUCCESS, decode_inventory(&buffer));
-    buffer.used = without_list;
-    buffer.unpack_offset = 0;
-    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_string_array(&buffer, with_null, 3));
-    assert_int_equal(HERD_ERR_UNPACK_FAILURE, decode_inventory(&buffer));
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&empty, 0));
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_string(&empty, ""));
+    assert_int_equal(HERD_SUCCESS, opal_buffer_pack_bytes(&empty, "", 0));
+    size_t without_list = buffer.used - empty.used;
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); ++i) {
+        buffer.used = without_list;
+        buffer.unpack_offset = 0;
+        assert_int_equal(HERD_SUCCESS, opal_buffer_pack_uint32(&buffer, lists[i].count));
+        assert_int_equal(HERD_SUCCESS, opal_buffer_pack_string(&buffer, "tcp://"));
+        assert_int_equal(HERD_SUCCESS,
+                         opal_buffer_pack_bytes(&buffer, lists[i].rests, lists[i].len));
+        orte_inventory_t *got = NULL;
+        assert_int_equal(lists[i].rc, orte_inventory_unpack(&buffer, &got));
+        if (HERD_SUCCESS == lists[i].rc) {
+            assert_int_equal(2, opal_argv_count(got->session_uris));
+            assert_string_equal("tcp://a:1", got->session_uris[0]);
+            assert_string_equal("tcp://b:2", got->session_uris[1]);
+            orte_inventory_free(got);
+        }
+    }
     opal_buffer_destruct(&buffer);
+    opal_buffer_destruct(&empty);
     inv->session_uris = uris;
     orte_inventory_free(inv);
 }
@@ -1468,14 +1500,15 @@ static void test_inventory_rejects(void **state)
     (void) state;
     orte_inventory_t *inv = synthetic_inventory("n0", T_2X2X1);
     assert_int_equal(HERD_SUCCESS, opal_argv_append(&inv->session_uris, "tcp://10.0.0.1:4000"));
-    /* format 1 had no session endpoints: refused as another version, as is any other */
+    /* format 1 had no session endpoints, 2 sent each session URI whole: refused as another
+     * version, as is any other */
     opal_buffer_init(&buffer);
     assert_int_equal(HERD_SUCCESS, orte_inventory_pack(&buffer, inv, false));
-    assert_int_equal(2, buffer.base[4]); /* the version: a uint32 after its type tag */
-    buffer.base[4] = 1;
+    assert_int_equal(3, buffer.base[4]); /* the version: a uint32 after its type tag */
+    buffer.base[4] = 2;
     assert_int_equal(HERD_ERR_VERSION_MISMATCH, decode_inventory(&buffer));
     buffer.unpack_offset = 0;
-    buffer.base[4] = 3;
+    buffer.base[4] = 4;
     assert_int_equal(HERD_ERR_VERSION_MISMATCH, decode_inventory(&buffer));
     opal_buffer_destruct(&buffer);
     /* a node without a name or signature */

@@ -4,6 +4,7 @@
 #ifndef OPAL_MCA_FABRIC_BASE_H
 #define OPAL_MCA_FABRIC_BASE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "opal/mca/fabric/fabric.h"
@@ -38,5 +39,18 @@ opal_fabric_record_find_device(const opal_fabric_record_t *record, const char *n
  * HERD_ERR_SILENT (already reported); HERD_SUCCESS when at most one is set. Takes variable
  * indices as returned by opal_mca_var_register(). */
 OPAL_EXPORT int opal_fabric_base_check_include_exclude(int include_index, int exclude_index);
+
+/* The per-boot cache of discovery's records (fabric_base_cache.c): opening libfabric alone costs
+ * a daemon about a tenth of a second of CPU at every DVM start. The file (in the user's private
+ * temporary folder) is keyed by the boot, this host's name, interfaces and network and RDMA
+ * devices, the FI_* and UCX_* environment, the components asked for (components: "all" or a
+ * list) and herd's version; a fabric variable set anywhere, or HERD_FABRIC_CACHE=0, bypasses it.
+ * load: HERD_SUCCESS with the records (possibly none), else HERD_ERR_NOT_FOUND (discover, then
+ * store what was found). */
+OPAL_EXPORT int opal_fabric_base_cache_load(const char *components, opal_fabric_record_t ***records,
+                                            size_t *num_records);
+OPAL_EXPORT void opal_fabric_base_cache_store(const char *components,
+                                              opal_fabric_record_t *const *records,
+                                              size_t num_records);
 
 #endif /* OPAL_MCA_FABRIC_BASE_H */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* plm ssh: start daemons with ssh. A tree spawn: the root starts only its own children, each
- * daemon starts its children once it has joined, so no process forks n ssh clients. The
- * bootstrap (secret, contact information) goes over ssh's stdin, never on a command line. */
+ * daemon starts its children once it has joined, so no process forks n ssh clients; the daemon
+ * of the node the launcher runs on is started without ssh. The bootstrap (secret, contact
+ * information) goes over ssh's stdin, never on a command line. */
 #include "herd_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +74,43 @@ static int plm_ssh_query(const opal_mca_component_t *component, void **module, i
 }
 
 /* argv: agent [args...] host remote-herdd --bootstrap-stdin */
+/* Whether host names the node this process runs on: its name (with or without the domain,
+ * on either side) or localhost. */
+static bool ssh_is_this_host(const char *host)
+{
+    char self[256] = "";
+    if (0 == strcmp(host, "localhost") || 0 != gethostname(self, sizeof(self) - 1)) {
+        return 0 == strcmp(host, "localhost");
+    }
+    size_t self_short = strcspn(self, ".");
+    size_t host_short = strcspn(host, ".");
+    if (0 == strcmp(host, self)) {
+        return true;
+    }
+    /* "n1" and "n1.cluster": the same node when one of them is the short name */
+    return self_short == host_short && 0 == strncmp(host, self, host_short) &&
+           ('\0' == host[host_short] || '\0' == self[self_short]);
+}
+
+/* The daemon of the node this process runs on needs no remote shell: started directly it is up
+ * while the other nodes' ssh handshakes still run (Hydra starts its local proxy so too). It gets
+ * its bootstrap on stdin all the same, and this node's herdd. */
+static char **local_argv(const char *herdd)
+{
+    char **argv = NULL;
+    if (HERD_SUCCESS != opal_argv_append(&argv, herdd) ||
+        HERD_SUCCESS != opal_argv_append(&argv, "--bootstrap-stdin")) {
+        opal_argv_free(argv);
+        return NULL;
+    }
+    return argv;
+}
+
 static char **ssh_argv(const char *host, const char *herdd)
 {
+    if (ssh_is_this_host(host)) {
+        return local_argv(herdd);
+    }
     char **argv = opal_argv_split(plm_ssh_state.agent, ' ');
     char **extra = opal_argv_split(NULL != plm_ssh_state.args ? plm_ssh_state.args : "", ' ');
     char remote[4096];
@@ -140,9 +177,16 @@ static int plm_ssh_launch(orte_plm_daemon_t *daemons, size_t num_daemons, const 
             if (null_fd >= 0) {
                 dup2(null_fd, STDOUT_FILENO);
             }
-            /* its own process group: a terminal's ^C reaches herd-dvm, which stops the DVM in
-             * order, rather than every ssh client at once */
-            setpgid(0, 0);
+            /* its own session (so its own process group): a terminal's ^C reaches herd-dvm,
+             * which stops the DVM in order, rather than every ssh client at once. A session,
+             * not only a group: with the kernel's autogroup scheduling (sched_autogroup_enabled)
+             * a session shares the CPU as one, and n ssh handshakes left in herd-dvm's session
+             * got one share together on a busy machine (8 test hosts: ~0.6 s later than Hydra's,
+             * whose ssh clients each have a session of their own). BatchMode: nothing to ask on
+             * a terminal. */
+            if (setsid() < 0) {
+                setpgid(0, 0);
+            }
             execvp(argv[0], argv);
             dprintf(STDERR_FILENO, "cannot execute %s: %s\n", argv[0], strerror(errno));
             _exit(127);
