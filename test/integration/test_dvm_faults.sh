@@ -61,7 +61,13 @@ HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --host sim
 job_b=$!
 running_b() { [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 30$')" -ge 1 ] &&
     [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 4$')" -ge 2 ]; }
-if wait_for 30 running_b; then ok "both jobs run"; else fail "both jobs run"; fi
+if wait_for 30 running_b; then ok "both jobs run"; else
+    fail "both jobs run"
+    for p in $(test_pids); do ps -o pid=,ppid=,stat=,args= -p "$p"; done
+    kill -0 "$job_a" 2>/dev/null && echo "job a's herdrun runs" || echo "job a's herdrun ended"
+    echo "job a stdout:"; cat "$OUT_A"; echo "job a stderr:"; cat "$ERR_A"
+    echo "dvm log:"; tail -20 "$WORK/dvm.log"
+fi
 victim=$(daemon_pid "$uri" 3)
 expect_eq "node daemon 3 is found" "$(echo "$victim" | grep -c "^[0-9][0-9]*$")" 1
 kill -9 $victim
