@@ -52,16 +52,22 @@ expect_fail "a job asking for the down node is refused"
 expect_err "saying the node is down" "sim0004, which is down"
 
 # --- a daemon under a job's process: only that job ends -----------------------------------------
-herdrun_bg --dvm-uri "$uri" --host sim0003 -n 1 sleep 30
+# no timing: job a sleeps until it is killed, job b's ranks wait for the go file the test makes
+# once its node daemon is dead (both are seen running first, however loaded the machine)
+herdrun_bg --dvm-uri "$uri" --host sim0003 -n 1 sleep 3000
 job_a=$run_pid
 OUT_A=$OUT ERR_A=$ERR
 OUT=$WORK/b.out ERR=$WORK/b.err
 HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --host sim0001,sim0002 \
-    -n 2 --map-by node sh -c 'sleep 4; echo "b $HERD_RANK"' </dev/null >"$OUT" 2>"$ERR" &
+    -n 2 --map-by node sh -c 'while [ ! -e "$0" ]; do sleep 0.1; done; echo "b $HERD_RANK"' \
+    "$WORK/go" </dev/null >"$OUT" 2>"$ERR" &
 job_b=$!
-running_b() { [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 30$')" -ge 1 ] &&
-    [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sleep 4$')" -ge 2 ]; }
-if wait_for 30 running_b; then ok "both jobs run"; else
+running_ab() {
+    args=$(for p in $(test_pids); do ps -o args= -p "$p"; done)
+    [ "$(echo "$args" | grep -c '^sleep 3000$')" -ge 1 ] &&
+        [ "$(echo "$args" | grep -c '^sleep 0.1$\|^sh -c while')" -ge 2 ]
+}
+if wait_for 60 running_ab; then ok "both jobs run"; else
     fail "both jobs run"
     for p in $(test_pids); do ps -o pid=,ppid=,stat=,args= -p "$p"; done
     kill -0 "$job_a" 2>/dev/null && echo "job a's herdrun runs" || echo "job a's herdrun ended"
@@ -76,6 +82,7 @@ OUT=$OUT_A ERR=$ERR_A
 herdrun_wait 30
 expect_fail "the job on the killed node fails"
 expect_err "naming the node" "sim0003"
+touch "$WORK/go"
 run_pid=$job_b
 OUT=$WORK/b.out ERR=$WORK/b.err
 herdrun_wait 30
