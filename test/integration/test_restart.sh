@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # errmgr restart: a failed process is started again on its node with its rank, up to
 # errmgr_restart_max times, each restart said by herdrun; its output goes on in the same stream
-# (tags, files); a PMIx client registers again; once its restarts are used up the job ends with
+# (tags, files); once its restarts are used up the job ends with
 # its status; a bad maximum is refused; on a persistent DVM the same, and a node daemon killed
 # under a job's process still ends that job (nothing on that node can restart it).
 . "$(dirname "$0")/lib.sh"
@@ -79,19 +79,6 @@ expect_rc "a rank killed by a signal is restarted; the job ends well" 0
 expect_err "said as killed" "rank 1 on node sim0002 .*was killed by signal 9 .*started again \(restart 1"
 expect_eq "both runs' output" "$(sort "$OUT" | tr '\n' ';')" "rank 0 run 1;rank 1 run 1;rank 1 run 2;"
 check_clean "a rank killed by a signal"
-
-# --- a PMIx client starts again and registers again -------------------------------------------
-if [ -x "$HERD_BUILDDIR/test/programs/pmix_client" ]; then
-    reset_counters
-    herdrun_bg $RESTART -x COUNTERS="$WORK/counters" -n 1 sh -c '
-        f="$COUNTERS/count"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
-        "$0" || exit 9
-        [ "$n" = 0 ] && exit 3; exit 0' "$HERD_BUILDDIR/test/programs/pmix_client"
-    herdrun_wait 60
-    expect_rc "a restarted PMIx client initializes again" 0
-    expect_eq "both runs of it say ok" "$(grep -c '^pmix_client rank 0 ok$' "$OUT")" 2
-    check_clean "a restarted PMIx client"
-fi
 
 # --- a persistent DVM -------------------------------------------------------------------------
 uri=$WORK/dvm.uri
