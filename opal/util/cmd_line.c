@@ -406,16 +406,21 @@ int opal_cmd_line_parse(opal_cmd_line_t *cmd, int argc, char *const argv[],
         rest++;
     }
     if (rest > 0) {
-        result.tail = calloc((size_t) rest + 1, sizeof(char *));
-        for (int w = 0; NULL != result.tail && w < rest; ++w) {
-            if (NULL == (result.tail[w] = strdup(argv[i + w]))) {
-                opal_argv_free(result.tail);
-                result.tail = NULL;
-            }
-        }
-        if (NULL == result.tail) {
+        /* after the words taken before (without stop_at_first_nonoption) */
+        size_t before = opal_argv_count(result.tail);
+        char **tail = calloc(before + (size_t) rest + 1, sizeof(char *));
+        if (NULL == tail) {
             rc = report_no_memory(cmd);
             goto err_result;
+        }
+        memcpy(tail, result.tail, before * sizeof(char *));
+        free(result.tail); /* its words are in tail now */
+        result.tail = tail;
+        for (int w = 0; w < rest; ++w) {
+            if (NULL == (tail[before + (size_t) w] = strdup(argv[i + w]))) {
+                rc = report_no_memory(cmd);
+                goto err_result;
+            }
         }
     }
 
