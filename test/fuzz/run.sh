@@ -49,7 +49,8 @@ printf '#define _GNU_SOURCE 1\n' >"$work/include/herd_config.h"
 # What each harness is built from, beyond its own fuzz_<name>.c. The ras parsers report errors
 # through the help-message code, which finds help-ras-base.txt in the source tree; their node
 # limit is lowered so that inputs reaching it stay fast (same code, smaller numbers).
-opal_util="$top/opal/util/show_help.c $top/opal/util/output.c $top/opal/util/argv.c
+opal_util="$top/opal/util/show_help.c $top/opal/util/install_dirs.c $top/opal/util/output.c
+    $top/opal/util/argv.c
     $top/opal/util/error.c"
 ras_base="$top/orte/mca/ras/base"
 wireup_base="$top/orte/mca/wireup/base"
@@ -147,6 +148,8 @@ run_harness() {
     ${CC:-clang} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
         $flags -I"$work/include" -I"$top" -I"$top/opal/include" -I"$top/orte/include" \
         -DHERD_PKGDATADIR="\"$ras_base\"" -DORTE_RAS_MAX_NODES=4096u \
+        -DHERD_PREFIX_DIR="\"/nonexistent\"" -DHERD_LIBDIR="\"/nonexistent/lib\"" \
+        -DHERD_PKGLIBDIR="\"/nonexistent/lib/herd\"" -DHERD_SYSCONFDIR="\"/nonexistent/etc\"" \
         "$top/test/fuzz/fuzz_$name.c" $sources $libs -lpthread -o "$work/fuzz_$name"
 
     extra=
