@@ -25,6 +25,7 @@ comment_for() {
     contrib/debian/source/format) echo - ;;      # one line that dpkg parses whole
     *.md) echo - ;;                              # documents: no comment that every renderer hides
     */fixtures/*) echo - ;;                      # data whose exact bytes the unit tests read
+    test/fuzz/regressions/*) echo - ;;           # inputs that once crashed a fuzzer, replayed as they are
     # C, headers
     *.c | *.h) echo "/* $ID */" ;;
     # linker version scripts and dynamic lists: C comments

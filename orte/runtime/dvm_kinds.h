@@ -54,8 +54,8 @@ bool dvm_kinds_complete(const dvm_kinds_t *kinds, uint32_t size, char *reason, s
 /* One message type (a subtree's records, or the whole table): uint8 version, uint32 kinds, per
  * kind (bytes record, uint32 ranges, per range uint32 first, uint32 count). The decoder adds
  * what it reads to into, rejecting (with a reason) another version, counts above size, empty
- * records, ranges outside 1..size-1 and trailing bytes; into may then hold part of the message,
- * and the caller fails the exchange. */
+ * records, a record named twice, ranges outside 1..size-1 and trailing bytes; into is then left
+ * as it was, and the caller fails the exchange. */
 int dvm_kinds_pack(const dvm_kinds_t *kinds, opal_buffer_t *buffer);
 int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *into, char *reason,
                      size_t rsize);

@@ -153,8 +153,22 @@ int dvm_kinds_pack(const dvm_kinds_t *k, opal_buffer_t *buffer)
     return rc;
 }
 
-int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *into, char *reason,
-                     size_t rsize)
+/* Add every range of from to into (records already in into are shared). */
+static int kinds_merge(dvm_kinds_t *into, const dvm_kinds_t *from)
+{
+    int rc = HERD_SUCCESS;
+    for (uint32_t i = 0; HERD_SUCCESS == rc && i < from->num_kinds; ++i) {
+        const dvm_kinds_kind_t *kind = &from->kinds[i];
+        for (uint32_t r = 0; HERD_SUCCESS == rc && r < kind->num_ranges; ++r) {
+            rc = dvm_kinds_add(into, kind->record, kind->len, kind->ranges[r].first,
+                               kind->ranges[r].count);
+        }
+    }
+    return rc;
+}
+
+static int kinds_decode_message(const void *data, size_t len, uint32_t size, dvm_kinds_t *into,
+                                char *reason, size_t rsize)
 {
     opal_buffer_t buffer;
     uint8_t version = 0;
@@ -193,6 +207,10 @@ int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *i
                 rc = dvm_kinds_add(into, record, record_len, first, count);
             }
         }
+        if (HERD_SUCCESS == rc && into->num_kinds != i + 1) {
+            snprintf(reason, rsize, "kind %u repeats the record of an earlier kind", i);
+            rc = HERD_ERR_UNPACK_FAILURE;
+        }
         free(record);
     }
     if (HERD_SUCCESS == rc && 0 != opal_buffer_remaining(&buffer)) {
@@ -200,5 +218,23 @@ int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *i
         rc = HERD_ERR_UNPACK_FAILURE;
     }
     opal_buffer_destruct(&buffer);
+    return rc;
+}
+
+/* The message is read into a table of its own first: a record it names twice (which the packer
+ * never writes) would otherwise merge with itself into more ranges than a message may carry. */
+int dvm_kinds_decode(const void *data, size_t len, uint32_t size, dvm_kinds_t *into, char *reason,
+                     size_t rsize)
+{
+    dvm_kinds_t *message = dvm_kinds_table_new();
+    if (NULL == message) {
+        snprintf(reason, rsize, "out of memory");
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = kinds_decode_message(data, len, size, message, reason, rsize);
+    if (HERD_SUCCESS == rc) {
+        rc = kinds_merge(into, message);
+    }
+    dvm_kinds_table_free(message);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "opal/util/argv.h"
+#include "orte/mca/ras/base/base.h"
 #include "orte/runtime/job.h"
 #include "orte/util/runs.h"
 
@@ -304,6 +305,10 @@ int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
     int rc;
     if (NULL == launch) {
         return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    /* runs expand: a few bytes can say four billion nodes, so no more than an allocation has */
+    if (num_dvm_nodes > ORTE_RAS_MAX_NODES) {
+        num_dvm_nodes = ORTE_RAS_MAX_NODES;
     }
     if (HERD_SUCCESS != (rc = orte_job_spec_unpack(buffer, &launch->spec)) ||
         HERD_SUCCESS != (rc = opal_buffer_unpack_uint32(buffer, &launch->radix)) ||

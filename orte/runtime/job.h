@@ -111,7 +111,8 @@ typedef struct orte_job_launch {
 OPAL_EXPORT void orte_job_launch_free(orte_job_launch_t *launch);
 OPAL_EXPORT int orte_job_launch_pack(opal_buffer_t *buffer, const orte_job_launch_t *launch);
 /* Malformed input is HERD_ERR_UNPACK_FAILURE (or VERSION_MISMATCH); indexes are checked against
- * num_dvm_nodes. *launch set only on success. */
+ * num_dvm_nodes (at most ORTE_RAS_MAX_NODES whatever the caller says: runs expand). *launch set
+ * only on success. */
 OPAL_EXPORT int orte_job_launch_unpack(opal_buffer_t *buffer, uint32_t num_dvm_nodes,
                                        orte_job_launch_t **launch);
 

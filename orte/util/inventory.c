@@ -231,6 +231,25 @@ static int pack_session_uris(opal_buffer_t *buffer, char *const *uris)
     return rc;
 }
 
+/* Whether head and the rests are what pack_session_uris writes: head the longest common prefix
+ * (empty when there is no URI; the whole URI when there is one), so that the rests do not all
+ * begin with the same byte. rest holds count NUL-ended strings, len bytes in all. */
+static bool session_uris_canonical(const char *head, const char *rest, size_t len, uint32_t count)
+{
+    if (NULL == head) {
+        return false;
+    }
+    if (count < 2) {
+        return 0 == count ? '\0' == head[0] : 1 == len;
+    }
+    for (size_t at = 0; at < len; at += strlen(rest + at) + 1) {
+        if ('\0' == rest[at] || rest[at] != rest[0]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The other side of pack_session_uris: exactly count NUL-ended rests, or a malformed message. */
 static int unpack_session_uris(opal_buffer_t *buffer, char ***uris)
 {
@@ -265,6 +284,9 @@ static int unpack_session_uris(opal_buffer_t *buffer, char ***uris)
     }
     if (HERD_SUCCESS == rc && at != len) {
         rc = HERD_ERR_UNPACK_FAILURE; /* more rests than URIs */
+    }
+    if (HERD_SUCCESS == rc && !session_uris_canonical(head, rest, len, count)) {
+        rc = HERD_ERR_UNPACK_FAILURE;
     }
     free(head);
     free(rest);

@@ -157,6 +157,10 @@ run_harness() {
         if [ -z "$(ls -A "$corpus")" ]; then
             "seed_$name" "$corpus"
         fi
+        # inputs that once failed are part of every run
+        if [ -d "$top/test/fuzz/regressions/$name" ]; then
+            cp "$top/test/fuzz/regressions/$name/"* "$corpus/"
+        fi
         # the parsers explain every bad input on stderr; libFuzzer keeps its own report and the
         # sanitizers' on a copy of it
         extra=-close_fd_mask=2

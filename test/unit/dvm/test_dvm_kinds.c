@@ -129,6 +129,13 @@ static void test_malformed(void **state)
     /* two kinds announced, one there */
     build(&buffer, DVM_KINDS_WIRE_VERSION, 2, sizeof(record_a), 1, 1);
     expect_rejected(&buffer, 8, HERD_ERR_UNPACK_FAILURE, "kind 1 is truncated");
+    /* the same record twice in one message (the packer merges them): its ranges would add up */
+    build(&buffer, DVM_KINDS_WIRE_VERSION, 2, sizeof(record_a), 1, 3);
+    assert_int_equal(opal_buffer_pack_bytes(&buffer, record_a, sizeof(record_a)), HERD_SUCCESS);
+    assert_int_equal(opal_buffer_pack_uint32(&buffer, 1), HERD_SUCCESS);
+    assert_int_equal(opal_buffer_pack_uint32(&buffer, 4), HERD_SUCCESS);
+    assert_int_equal(opal_buffer_pack_uint32(&buffer, 2), HERD_SUCCESS);
+    expect_rejected(&buffer, 8, HERD_ERR_UNPACK_FAILURE, "kind 1 repeats");
     build(&buffer, DVM_KINDS_WIRE_VERSION, 1, sizeof(record_a), 1, 1);
     assert_int_equal(opal_buffer_pack_uint8(&buffer, 0), HERD_SUCCESS);
     expect_rejected(&buffer, 8, HERD_ERR_UNPACK_FAILURE, "after the last kind");
