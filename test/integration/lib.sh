@@ -89,8 +89,12 @@ finish() {
 }
 
 # herd_dvm ARGS...: run the uninstalled herd-dvm like herd_info (stdout $OUT, stderr $ERR, $rc).
+# The files are opened to append after being emptied, here and in herdrun: a daemonized DVM keeps
+# writing its log into them, and a writer at its own offset would overwrite the next command's.
 herd_dvm() {
-    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" >"$OUT" 2>"$ERR"
+    : >"$OUT"
+    : >"$ERR"
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" >>"$OUT" 2>>"$ERR"
     rc=$?
 }
 
@@ -119,14 +123,18 @@ herdd_pids() {
 # to daemons and processes), which is how check_clean finds them.
 herdrun() {
     shm_mark
-    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >"$OUT" 2>"$ERR"
+    : >"$OUT"
+    : >"$ERR"
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >>"$OUT" 2>>"$ERR"
     rc=$?
 }
 # herdrun_bg ARGS...: the same in the background, its pid in $run_pid; herdrun_wait SECONDS
 # waits for it (bounded: a herdrun still running then is reported and killed, rc 137).
 herdrun_bg() {
     shm_mark
-    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >"$OUT" 2>"$ERR" &
+    : >"$OUT"
+    : >"$ERR"
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herdrun/herdrun" "$@" </dev/null >>"$OUT" 2>>"$ERR" &
     run_pid=$!
 }
 herdrun_wait() {

@@ -461,10 +461,13 @@ if start_or_give_up "herd-info --job" "$dir" 4; then
     info=$HERD_BIN/herd-info/herd-info
     "$info" --job no-such-job >"$WORK/jobs.out" 2>"$WORK/jobs.err"
     expect_eq "herd-info --job of an unknown id: exit 1" "$?" 1
-    job=$(sed -n 's/.*Jobs with a database here: //p' "$WORK/jobs.err" | tr ' ' '\n' |
-        grep -v '^$' | head -n 1)
+    # this job's id, from its database's name in a rank's environment (other tests' jobs may
+    # have databases here too)
+    job=$(tr '\0' '\n' <"/proc/$(cat "$dir/pid.0")/environ" |
+        sed -n 's|^HERD_JOBDB=/herd-[0-9]*-\([0-9a-f]\{16\}[.]1\)-sim000[12]$|\1|p')
     expect_eq "herd-info --job of an unknown id: names the running job" \
-        "$(printf '%s' "$job" | grep -cE '^[0-9a-f]{16}[.]1$')" 1
+        "$(sed -n 's/.*Jobs with a database here: //p' "$WORK/jobs.err" | tr ' ' '\n' |
+            grep -cx "${job:-none}")" 1
     "$info" --job "$job" >"$WORK/job.out" 2>&1
     expect_eq "herd-info --job JOBID: exit 0" "$?" 0
     expect_eq "herd-info --job JOBID: one database per node" \
