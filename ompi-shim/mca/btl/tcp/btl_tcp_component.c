@@ -23,82 +23,18 @@
 #include <unistd.h>
 
 #include "ompi-shim/mca/btl/btl.h"
-#include "ompi-shim/mca/btl/tcp/btl_tcp.h"
+#include "ompi-shim/mca/btl/tcp/btl_tcp_internal.h"
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/jobdb.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
 #define BTL_TCP_DEFAULT_PRIORITY 10
-#define BTL_TCP_MODEX_KEY        "btl.tcp.addr"
-#define BTL_TCP_READ_BUFFER      65536u
-#define BTL_TCP_RETRY_MS         5
 
-/* Bytes waiting to be written to a connection: a frame, or the rest of one. */
-typedef struct btl_tcp_frag {
-    struct btl_tcp_frag *next;
-    size_t len;
-    size_t sent;
-    bool is_message; /* counts in pending(); the hello does not */
-    uint8_t bytes[];
-} btl_tcp_frag_t;
+btl_tcp_state_t btl_tcp = {.listen_fd = -1};
 
-enum btl_tcp_out_state { OUT_NONE, OUT_CONNECTING, OUT_AWAIT_ACK, OUT_READY, OUT_FAILED };
-enum btl_tcp_addr_path { PATH_RM, PATH_MODEX };
-
-/* What this process keeps for a peer: its outgoing connection. */
-typedef struct btl_tcp_endpoint {
-    struct btl_tcp_endpoint *next;
-    ompi_proc_t *proc;
-    int fd;
-    enum btl_tcp_out_state state;
-    enum btl_tcp_addr_path path;
-    struct sockaddr_storage addr;
-    socklen_t addr_len;
-    struct timespec deadline;
-    struct timespec retry_at;
-    uint8_t ack[BTL_TCP_FRAME_MAX];
-    size_t ack_got;
-    btl_tcp_frag_t *queue_head;
-    btl_tcp_frag_t *queue_tail;
-} btl_tcp_endpoint_t;
-
-/* A connection a peer opened to us: its hello, then its messages. */
-typedef struct btl_tcp_conn {
-    int fd;
-    bool hello_done;
-    uint32_t src;
-    uint8_t *buf; /* BTL_TCP_READ_BUFFER bytes: frames are parsed from it */
-    size_t start;
-    size_t end;
-    /* a message longer than buf is read straight into its own memory */
-    uint8_t *big;
-    size_t big_len;
-    size_t big_got;
-    int big_tag;
-} btl_tcp_conn_t;
-
-static struct {
-    int priority;        /* btl_tcp_priority */
-    int connect_timeout; /* btl_tcp_connect_timeout, seconds */
-    size_t max_message;  /* btl_tcp_max_message */
-    bool use_rm;         /* btl_tcp_use_rm_endpoint */
-    const ompi_btl_rte_t *rte;
-    ompi_btl_deliver_fn_t deliver;
-    int listen_fd;
-    char listen_text[128];
-    btl_tcp_endpoint_t *endpoints;
-    size_t num_endpoints;
-    size_t num_queued; /* messages in queues */
-    btl_tcp_conn_t **conns;
-    size_t num_conns;
-    size_t cap_conns;
-    struct pollfd *pfds;
-    size_t cap_pfds;
-} btl_tcp = {.listen_fd = -1};
-
-static const char *addr_text(const struct sockaddr_storage *addr, socklen_t len, char *buf,
-                             size_t size)
+const char *btl_tcp_addr_text(const struct sockaddr_storage *addr, socklen_t len, char *buf,
+                              size_t size)
 {
     if (HERD_SUCCESS != opal_jobdb_endpoint_string(addr, len, buf, size)) {
         snprintf(buf, size, "(an address)");
@@ -106,7 +42,7 @@ static const char *addr_text(const struct sockaddr_storage *addr, socklen_t len,
     return buf;
 }
 
-static void deadline_in(struct timespec *t, long ms)
+void btl_tcp_deadline_in(struct timespec *t, long ms)
 {
     clock_gettime(CLOCK_MONOTONIC, t);
     t->tv_sec += ms / 1000;
@@ -117,13 +53,12 @@ static void deadline_in(struct timespec *t, long ms)
     }
 }
 
-static bool passed(const struct timespec *t)
+bool btl_tcp_passed(const struct timespec *t)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
-
 /* ------------------------------------------------------------------------------------------ */
 /* the listener and where peers find it */
 
@@ -185,7 +120,8 @@ static int start_listener(void)
     if (HERD_SUCCESS == rc) {
         btl_tcp.listen_fd = listen_at(&addr, (socklen_t) len, &err);
         if (btl_tcp.listen_fd >= 0) {
-            addr_text(&addr, (socklen_t) len, btl_tcp.listen_text, sizeof(btl_tcp.listen_text));
+            btl_tcp_addr_text(&addr, (socklen_t) len, btl_tcp.listen_text,
+                              sizeof(btl_tcp.listen_text));
             opal_output_verbose(5, ompi_btl_base_framework.output,
                                 "rank %u: tcp listens at its RM-assigned endpoint %s", rte->my_rank,
                                 btl_tcp.listen_text);
@@ -193,7 +129,8 @@ static int start_listener(void)
         }
         if (EADDRINUSE != err) {
             opal_show_help("help-btl-tcp.txt", "listen-failed", true, rte->my_rank,
-                           addr_text(&addr, (socklen_t) len, text, sizeof(text)), strerror(err));
+                           btl_tcp_addr_text(&addr, (socklen_t) len, text, sizeof(text)),
+                           strerror(err));
             return HERD_ERR_SILENT;
         }
         why = "its RM-assigned port is taken by another program";
@@ -216,7 +153,7 @@ static int start_listener(void)
     btl_tcp.listen_fd = listen_at(&any, (socklen_t) len, &err);
     if (btl_tcp.listen_fd < 0) {
         opal_show_help("help-btl-tcp.txt", "listen-failed", true, rte->my_rank,
-                       addr_text(&any, (socklen_t) len, text, sizeof(text)), strerror(err));
+                       btl_tcp_addr_text(&any, (socklen_t) len, text, sizeof(text)), strerror(err));
         return HERD_ERR_SILENT;
     }
     struct sockaddr_storage bound;
@@ -236,7 +173,7 @@ static int start_listener(void)
         btl_tcp.listen_fd = -1;
         return rc;
     }
-    addr_text(&addr, (socklen_t) len, btl_tcp.listen_text, sizeof(btl_tcp.listen_text));
+    btl_tcp_addr_text(&addr, (socklen_t) len, btl_tcp.listen_text, sizeof(btl_tcp.listen_text));
     opal_output_verbose(5, ompi_btl_base_framework.output,
                         "rank %u: tcp listens at %s, published by the modex (%s)", rte->my_rank,
                         btl_tcp.listen_text, why);
@@ -246,9 +183,9 @@ static int start_listener(void)
 /* Where peer listens: its RM-assigned endpoint, else what it published (the one place that
  * knows both; docs/btl.md). Blocks in herd_get until the peer published, up to the wireup's
  * get timeout. */
-static int btl_tcp_peer_address(const ompi_proc_t *proc, enum btl_tcp_addr_path path,
-                                struct sockaddr_storage *addr, socklen_t *len,
-                                enum btl_tcp_addr_path *used)
+int btl_tcp_peer_address(const ompi_proc_t *proc, enum btl_tcp_addr_path path,
+                         struct sockaddr_storage *addr, socklen_t *len,
+                         enum btl_tcp_addr_path *used)
 {
     const ompi_btl_rte_t *rte = btl_tcp.rte;
     size_t room = sizeof(*addr);
@@ -277,549 +214,6 @@ static int btl_tcp_peer_address(const ompi_proc_t *proc, enum btl_tcp_addr_path 
     *used = PATH_MODEX;
     return HERD_SUCCESS;
 }
-
-/* ------------------------------------------------------------------------------------------ */
-/* outgoing connections */
-
-static void drop_queue(btl_tcp_endpoint_t *ep)
-{
-    while (NULL != ep->queue_head) {
-        btl_tcp_frag_t *f = ep->queue_head;
-        ep->queue_head = f->next;
-        btl_tcp.num_queued -= f->is_message;
-        free(f);
-    }
-    ep->queue_tail = NULL;
-}
-
-static void fail_endpoint(btl_tcp_endpoint_t *ep, const char *why)
-{
-    if (ep->fd >= 0) {
-        close(ep->fd);
-        ep->fd = -1;
-    }
-    if (NULL != ep->queue_head) {
-        opal_output_verbose(1, ompi_btl_base_framework.output,
-                            "rank %u: tcp to rank %u failed (%s): its queued messages are lost",
-                            btl_tcp.rte->my_rank, ep->proc->rank, why);
-    }
-    drop_queue(ep);
-    ep->state = OUT_FAILED;
-}
-
-/* Start a non-blocking connect to ep->addr. */
-static int start_connect(btl_tcp_endpoint_t *ep)
-{
-    int one = 1;
-
-    ep->fd = socket(ep->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (ep->fd < 0) {
-        return HERD_ERR_IN_ERRNO;
-    }
-    setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    ep->ack_got = 0;
-    if (0 == connect(ep->fd, (struct sockaddr *) &ep->addr, ep->addr_len) || EINPROGRESS == errno) {
-        ep->state = OUT_CONNECTING;
-        return HERD_SUCCESS;
-    }
-    if (ECONNREFUSED == errno) {
-        /* not listening yet (RM path: it has not started): try again shortly */
-        close(ep->fd);
-        ep->fd = -1;
-        ep->state = OUT_CONNECTING;
-        deadline_in(&ep->retry_at, BTL_TCP_RETRY_MS);
-        return HERD_SUCCESS;
-    }
-    int err = errno;
-    close(ep->fd);
-    ep->fd = -1;
-    errno = err;
-    return HERD_ERR_IN_ERRNO;
-}
-
-static btl_tcp_endpoint_t *endpoint_of(ompi_proc_t *proc)
-{
-    btl_tcp_endpoint_t *ep = proc->endpoint[HERD_ENDPOINT_TAG_TCP];
-
-    if (NULL != ep) {
-        return ep;
-    }
-    ep = calloc(1, sizeof(*ep));
-    if (NULL == ep) {
-        return NULL;
-    }
-    ep->proc = proc;
-    ep->fd = -1;
-    ep->state = OUT_NONE;
-    ep->next = btl_tcp.endpoints;
-    btl_tcp.endpoints = ep;
-    btl_tcp.num_endpoints++;
-    proc->endpoint[HERD_ENDPOINT_TAG_TCP] = ep;
-    return ep;
-}
-
-static int connect_via(btl_tcp_endpoint_t *ep, enum btl_tcp_addr_path path)
-{
-    char text[128];
-    int rc = btl_tcp_peer_address(ep->proc, path, &ep->addr, &ep->addr_len, &ep->path);
-
-    if (HERD_SUCCESS != rc) {
-        return rc;
-    }
-    opal_output_verbose(5, ompi_btl_base_framework.output,
-                        "rank %u: tcp connects to rank %u at %s (%s)", btl_tcp.rte->my_rank,
-                        ep->proc->rank, addr_text(&ep->addr, ep->addr_len, text, sizeof(text)),
-                        PATH_RM == ep->path ? "RM-assigned endpoint" : "modex");
-    deadline_in(&ep->deadline, 1000L * btl_tcp.connect_timeout);
-    return start_connect(ep);
-}
-
-static int btl_tcp_add_peer(ompi_proc_t *proc)
-{
-    btl_tcp_endpoint_t *ep = endpoint_of(proc);
-
-    if (NULL == ep) {
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
-    if (OUT_NONE != ep->state) {
-        return OUT_FAILED == ep->state ? HERD_ERR_UNREACH : HERD_SUCCESS;
-    }
-    return connect_via(ep, PATH_RM);
-}
-
-static btl_tcp_frag_t *queue_frag(btl_tcp_endpoint_t *ep, const uint8_t *head, size_t head_len,
-                                  const void *data, size_t data_len, bool is_message, bool front)
-{
-    btl_tcp_frag_t *f = malloc(sizeof(*f) + head_len + data_len);
-
-    if (NULL == f) {
-        return NULL;
-    }
-    f->len = head_len + data_len;
-    f->sent = 0;
-    f->is_message = is_message;
-    memcpy(f->bytes, head, head_len);
-    if (data_len > 0) {
-        memcpy(f->bytes + head_len, data, data_len);
-    }
-    if (front) {
-        f->next = ep->queue_head;
-        ep->queue_head = f;
-        if (NULL == ep->queue_tail) {
-            ep->queue_tail = f;
-        }
-    } else {
-        f->next = NULL;
-        if (NULL == ep->queue_tail) {
-            ep->queue_head = f;
-        } else {
-            ep->queue_tail->next = f;
-        }
-        ep->queue_tail = f;
-    }
-    btl_tcp.num_queued += is_message;
-    return f;
-}
-
-static int btl_tcp_send(ompi_proc_t *proc, int tag, const void *buf, size_t len)
-{
-    btl_tcp_endpoint_t *ep = proc->endpoint[HERD_ENDPOINT_TAG_TCP];
-    uint8_t head[BTL_TCP_HEADER_SIZE];
-    size_t sent = 0;
-
-    if (OUT_FAILED == ep->state) {
-        return HERD_ERR_UNREACH;
-    }
-    btl_tcp_encode_header(BTL_TCP_MSG, tag, len, head);
-    if (OUT_READY == ep->state && NULL == ep->queue_head) {
-        struct iovec iov[2] = {{head, sizeof(head)}, {(void *) buf, len}};
-        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = len > 0 ? 2 : 1};
-        ssize_t n = sendmsg(ep->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && EAGAIN != errno && EWOULDBLOCK != errno && EINTR != errno) {
-            fail_endpoint(ep, strerror(errno));
-            return HERD_ERR_UNREACH;
-        }
-        sent = n > 0 ? (size_t) n : 0;
-        if (sent == sizeof(head) + len) {
-            return HERD_SUCCESS;
-        }
-    }
-    /* not connected yet, behind queued bytes, or the socket is full: keep the rest */
-    btl_tcp_frag_t *f;
-    if (sent < sizeof(head)) {
-        f = queue_frag(ep, head + sent, sizeof(head) - sent, buf, len, true, false);
-    } else {
-        f = queue_frag(ep, NULL, 0, (const uint8_t *) buf + (sent - sizeof(head)),
-                       len - (sent - sizeof(head)), true, false);
-    }
-    return NULL != f ? HERD_SUCCESS : HERD_ERR_OUT_OF_RESOURCE;
-}
-
-/* Write queued frames while the socket takes them. */
-static int flush_queue(btl_tcp_endpoint_t *ep)
-{
-    int events = 0;
-
-    while (NULL != ep->queue_head) {
-        btl_tcp_frag_t *f = ep->queue_head;
-        ssize_t n = send(ep->fd, f->bytes + f->sent, f->len - f->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno) {
-                break;
-            }
-            fail_endpoint(ep, strerror(errno));
-            return events;
-        }
-        f->sent += (size_t) n;
-        if (f->sent < f->len) {
-            break;
-        }
-        ep->queue_head = f->next;
-        if (NULL == ep->queue_head) {
-            ep->queue_tail = NULL;
-        }
-        btl_tcp.num_queued -= f->is_message;
-        free(f);
-        events++;
-    }
-    return events;
-}
-
-/* The connect finished: say who we are (ahead of any message). */
-static int send_hello(btl_tcp_endpoint_t *ep)
-{
-    uint8_t frame[BTL_TCP_FRAME_MAX];
-    size_t n =
-        btl_tcp_encode_hello(btl_tcp.rte->my_rank, btl_tcp.rte->jobid, frame + BTL_TCP_HEADER_SIZE);
-
-    btl_tcp_encode_header(BTL_TCP_HELLO, 0, n, frame);
-    if (NULL == queue_frag(ep, frame, BTL_TCP_HEADER_SIZE + n, NULL, 0, false, true)) {
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
-    ep->state = OUT_AWAIT_ACK;
-    /* the hello goes now; messages wait for the ack (flush_queue would send them too) */
-    btl_tcp_frag_t *hello = ep->queue_head;
-    ssize_t w = send(ep->fd, hello->bytes, hello->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w != (ssize_t) hello->len) {
-        return HERD_ERR_UNREACH; /* 85 bytes into a fresh socket: anything else is a failure */
-    }
-    ep->queue_head = hello->next;
-    if (NULL == ep->queue_head) {
-        ep->queue_tail = NULL;
-    }
-    free(hello);
-    return HERD_SUCCESS;
-}
-
-/* Who answered is not our peer (or nobody did): an RM-assigned port taken by someone else. */
-static void retry_by_modex(btl_tcp_endpoint_t *ep, const char *why)
-{
-    if (ep->fd >= 0) {
-        close(ep->fd);
-        ep->fd = -1;
-    }
-    if (PATH_RM != ep->path) {
-        fail_endpoint(ep, why);
-        return;
-    }
-    opal_output_verbose(5, ompi_btl_base_framework.output,
-                        "rank %u: tcp: rank %u's RM-assigned endpoint did not answer as rank %u "
-                        "(%s): asking the modex",
-                        btl_tcp.rte->my_rank, ep->proc->rank, ep->proc->rank, why);
-    if (HERD_SUCCESS != connect_via(ep, PATH_MODEX)) {
-        fail_endpoint(ep, "no modex address");
-    }
-}
-
-static void read_ack(btl_tcp_endpoint_t *ep)
-{
-    ssize_t n = recv(ep->fd, ep->ack + ep->ack_got, sizeof(ep->ack) - ep->ack_got, MSG_DONTWAIT);
-    btl_tcp_header_t h;
-    uint32_t rank;
-
-    if (0 == n || (n < 0 && EAGAIN != errno && EWOULDBLOCK != errno && EINTR != errno)) {
-        retry_by_modex(ep, 0 == n ? "it closed the connection" : strerror(errno));
-        return;
-    }
-    if (n < 0) {
-        return;
-    }
-    ep->ack_got += (size_t) n;
-    int rc = btl_tcp_decode_header(ep->ack, ep->ack_got, 0, &h);
-    if (HERD_ERR_UNPACK_READ_PAST_END == rc) {
-        return;
-    }
-    if (HERD_SUCCESS != rc || BTL_TCP_ACK != h.type) {
-        retry_by_modex(ep, "not a herd tcp ack");
-        return;
-    }
-    if (ep->ack_got < BTL_TCP_HEADER_SIZE + h.length) {
-        return;
-    }
-    rc = btl_tcp_decode_hello(ep->ack + BTL_TCP_HEADER_SIZE, (size_t) h.length,
-                              btl_tcp.rte->job_size, btl_tcp.rte->jobid, &rank);
-    if (HERD_SUCCESS != rc || rank != ep->proc->rank ||
-        ep->ack_got != BTL_TCP_HEADER_SIZE + h.length) {
-        retry_by_modex(ep, "another process answered");
-        return;
-    }
-    ep->state = OUT_READY;
-    opal_output_verbose(10, ompi_btl_base_framework.output,
-                        "rank %u: tcp connection to rank %u ready", btl_tcp.rte->my_rank, rank);
-}
-
-/* One endpoint's connection, given what poll said (revents 0: not polled). */
-static int progress_endpoint(btl_tcp_endpoint_t *ep, short revents)
-{
-    char text[128];
-
-    switch (ep->state) {
-    case OUT_CONNECTING:
-        if (ep->fd < 0) {
-            if (passed(&ep->deadline)) {
-                opal_show_help("help-btl-tcp.txt", "connect-failed", true, btl_tcp.rte->my_rank,
-                               ep->proc->rank,
-                               addr_text(&ep->addr, ep->addr_len, text, sizeof(text)),
-                               "connection refused", btl_tcp.connect_timeout, ep->proc->rank);
-                fail_endpoint(ep, "connection refused");
-            } else if (passed(&ep->retry_at) && HERD_SUCCESS != start_connect(ep)) {
-                fail_endpoint(ep, strerror(errno));
-            }
-            return 0;
-        }
-        if (0 == revents) {
-            if (passed(&ep->deadline)) {
-                opal_show_help("help-btl-tcp.txt", "connect-failed", true, btl_tcp.rte->my_rank,
-                               ep->proc->rank,
-                               addr_text(&ep->addr, ep->addr_len, text, sizeof(text)), "no answer",
-                               btl_tcp.connect_timeout, ep->proc->rank);
-                fail_endpoint(ep, "no answer");
-            }
-            return 0;
-        }
-        int err = 0;
-        socklen_t elen = sizeof(err);
-        getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-        if (0 != err) {
-            close(ep->fd);
-            ep->fd = -1;
-            deadline_in(&ep->retry_at, BTL_TCP_RETRY_MS);
-            return 0;
-        }
-        if (HERD_SUCCESS != send_hello(ep)) {
-            retry_by_modex(ep, "the hello could not be sent");
-        }
-        return 1;
-    case OUT_AWAIT_ACK:
-        if (revents & (POLLIN | POLLHUP | POLLERR)) {
-            read_ack(ep);
-            return 1;
-        }
-        if (passed(&ep->deadline)) {
-            retry_by_modex(ep, "no answer");
-        }
-        return 0;
-    case OUT_READY:
-        if (revents & (POLLHUP | POLLERR)) {
-            fail_endpoint(ep, "the peer closed the connection");
-            return 1;
-        }
-        if (revents & POLLIN) {
-            /* the accepting side never writes after its ack: this is its end */
-            uint8_t byte;
-            ssize_t n = recv(ep->fd, &byte, 1, MSG_DONTWAIT);
-            if (n <= 0 && !(n < 0 && (EAGAIN == errno || EINTR == errno))) {
-                fail_endpoint(ep, "the peer closed the connection");
-                return 1;
-            }
-        }
-        return NULL != ep->queue_head ? flush_queue(ep) : 0;
-    default:
-        return 0;
-    }
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* incoming connections */
-
-static void close_conn(size_t index)
-{
-    btl_tcp_conn_t *c = btl_tcp.conns[index];
-
-    close(c->fd);
-    free(c->buf);
-    free(c->big);
-    free(c);
-    btl_tcp.conns[index] = btl_tcp.conns[--btl_tcp.num_conns];
-}
-
-static int accept_conns(void)
-{
-    int events = 0;
-
-    for (;;) {
-        int fd = accept4(btl_tcp.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            return events;
-        }
-        if (btl_tcp.num_conns == btl_tcp.cap_conns) {
-            size_t cap = btl_tcp.cap_conns ? 2 * btl_tcp.cap_conns : 8;
-            btl_tcp_conn_t **grown = realloc(btl_tcp.conns, cap * sizeof(*grown));
-            if (NULL == grown) {
-                close(fd);
-                return events;
-            }
-            btl_tcp.conns = grown;
-            btl_tcp.cap_conns = cap;
-        }
-        btl_tcp_conn_t *c = calloc(1, sizeof(*c));
-        uint8_t *buf = malloc(BTL_TCP_READ_BUFFER);
-        if (NULL == c || NULL == buf) {
-            free(c);
-            free(buf);
-            close(fd);
-            return events;
-        }
-        c->fd = fd;
-        c->buf = buf;
-        btl_tcp.conns[btl_tcp.num_conns++] = c;
-        events++;
-    }
-}
-
-/* The hello of a new connection: add its sender (the first we hear of it, maybe) and answer. */
-static int take_hello(btl_tcp_conn_t *c, const btl_tcp_header_t *h, const uint8_t *payload)
-{
-    uint8_t frame[BTL_TCP_FRAME_MAX];
-    ompi_proc_t *proc;
-    uint32_t src;
-    int rc = BTL_TCP_HELLO == h->type
-                 ? btl_tcp_decode_hello(payload, (size_t) h->length, btl_tcp.rte->job_size,
-                                        btl_tcp.rte->jobid, &src)
-                 : HERD_ERR_UNPACK_FAILURE;
-
-    if (HERD_SUCCESS != rc) {
-        return rc;
-    }
-    if (HERD_SUCCESS != (rc = ompi_proc_lookup(src, &proc)) || NULL == endpoint_of(proc)) {
-        return HERD_SUCCESS != rc ? rc : HERD_ERR_OUT_OF_RESOURCE;
-    }
-    size_t n =
-        btl_tcp_encode_hello(btl_tcp.rte->my_rank, btl_tcp.rte->jobid, frame + BTL_TCP_HEADER_SIZE);
-    btl_tcp_encode_header(BTL_TCP_ACK, 0, n, frame);
-    if (send(c->fd, frame, BTL_TCP_HEADER_SIZE + n, MSG_NOSIGNAL | MSG_DONTWAIT) !=
-        (ssize_t) (BTL_TCP_HEADER_SIZE + n)) {
-        return HERD_ERR_UNREACH;
-    }
-    c->src = src;
-    c->hello_done = true;
-    opal_output_verbose(10, ompi_btl_base_framework.output, "rank %u: tcp: rank %u connected to us",
-                        btl_tcp.rte->my_rank, src);
-    return HERD_SUCCESS;
-}
-
-/* Parse the frames in c->buf; a message too long for it continues in c->big. */
-static int parse_frames(btl_tcp_conn_t *c, int *events)
-{
-    while (NULL == c->big) {
-        btl_tcp_header_t h;
-        size_t avail = c->end - c->start;
-        int rc = btl_tcp_decode_header(c->buf + c->start, avail, btl_tcp.max_message, &h);
-        if (HERD_ERR_UNPACK_READ_PAST_END == rc) {
-            break;
-        }
-        if (HERD_SUCCESS != rc) {
-            return rc;
-        }
-        if (!c->hello_done && BTL_TCP_HELLO != h.type) {
-            return HERD_ERR_UNPACK_FAILURE;
-        }
-        if (c->hello_done && BTL_TCP_MSG != h.type) {
-            return HERD_ERR_UNPACK_FAILURE;
-        }
-        size_t frame = BTL_TCP_HEADER_SIZE + (size_t) h.length;
-        if (frame > BTL_TCP_READ_BUFFER) {
-            /* a long message: its own memory, filled by the reads that follow */
-            c->big = malloc(h.length);
-            if (NULL == c->big) {
-                return HERD_ERR_OUT_OF_RESOURCE;
-            }
-            c->big_len = (size_t) h.length;
-            c->big_tag = h.tag;
-            c->big_got = avail - BTL_TCP_HEADER_SIZE;
-            memcpy(c->big, c->buf + c->start + BTL_TCP_HEADER_SIZE, c->big_got);
-            c->start = c->end = 0;
-            break;
-        }
-        if (avail < frame) {
-            break;
-        }
-        const uint8_t *payload = c->buf + c->start + BTL_TCP_HEADER_SIZE;
-        if (!c->hello_done) {
-            if (HERD_SUCCESS != (rc = take_hello(c, &h, payload))) {
-                return rc;
-            }
-        } else {
-            btl_tcp.deliver(c->src, h.tag, payload, (size_t) h.length);
-        }
-        c->start += frame;
-        (*events)++;
-    }
-    if (c->start == c->end) {
-        c->start = c->end = 0;
-    } else if (c->start > 0 && NULL == c->big) {
-        memmove(c->buf, c->buf + c->start, c->end - c->start);
-        c->end -= c->start;
-        c->start = 0;
-    }
-    return HERD_SUCCESS;
-}
-
-/* Read what a connection has: 1 when it should be closed. */
-static int read_conn(btl_tcp_conn_t *c, int *events)
-{
-    for (;;) {
-        ssize_t n;
-        if (NULL != c->big) {
-            n = recv(c->fd, c->big + c->big_got, c->big_len - c->big_got, MSG_DONTWAIT);
-        } else {
-            n = recv(c->fd, c->buf + c->end, BTL_TCP_READ_BUFFER - c->end, MSG_DONTWAIT);
-        }
-        if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)) {
-            return 0;
-        }
-        if (n <= 0) {
-            /* the peer is done (its finalize) or gone: a frame cut short is worth a word */
-            if (NULL != c->big || c->end > c->start) {
-                opal_output_verbose(1, ompi_btl_base_framework.output,
-                                    "rank %u: tcp: rank %u's connection ended inside a message",
-                                    btl_tcp.rte->my_rank, c->src);
-            }
-            return 1;
-        }
-        if (NULL != c->big) {
-            c->big_got += (size_t) n;
-            if (c->big_got == c->big_len) {
-                uint8_t *whole = c->big;
-                c->big = NULL;
-                btl_tcp.deliver(c->src, c->big_tag, whole, c->big_len);
-                free(whole);
-                (*events)++;
-            }
-            continue;
-        }
-        c->end += (size_t) n;
-        int rc = parse_frames(c, events);
-        if (HERD_SUCCESS != rc) {
-            char who[64];
-            snprintf(who, sizeof(who), c->hello_done ? "rank %u" : "an unknown peer", c->src);
-            opal_show_help("help-btl-tcp.txt", "bad-frame", true, btl_tcp.rte->my_rank, who,
-                           opal_strerror(rc), btl_tcp.rte->my_rank);
-            return 1;
-        }
-    }
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* the module */
 
@@ -861,18 +255,18 @@ static int btl_tcp_progress(void)
     size_t j = first_ep;
     for (btl_tcp_endpoint_t *ep = btl_tcp.endpoints; NULL != ep; ep = ep->next, ++j) {
         if (0 != p[j].revents || OUT_CONNECTING == ep->state || OUT_AWAIT_ACK == ep->state) {
-            events += progress_endpoint(ep, p[j].revents);
+            events += btl_tcp_progress_endpoint(ep, p[j].revents);
         }
     }
     /* incoming, from the last: close_conn moves the last one into a closed one's place */
     for (size_t i = btl_tcp.num_conns; i > 0; --i) {
-        if (0 != p[i].revents && read_conn(btl_tcp.conns[i - 1], &events)) {
-            close_conn(i - 1);
+        if (0 != p[i].revents && btl_tcp_read_conn(btl_tcp.conns[i - 1], &events)) {
+            btl_tcp_close_conn(i - 1);
             events++;
         }
     }
     if (p[0].revents & POLLIN) {
-        events += accept_conns();
+        events += btl_tcp_accept_conns();
     }
     return events;
 }
@@ -906,7 +300,7 @@ static void btl_tcp_finalize(void)
     while (NULL != btl_tcp.endpoints) {
         btl_tcp_endpoint_t *ep = btl_tcp.endpoints;
         btl_tcp.endpoints = ep->next;
-        drop_queue(ep);
+        btl_tcp_drop_queue(ep);
         if (ep->fd >= 0) {
             close(ep->fd);
         }
@@ -914,7 +308,7 @@ static void btl_tcp_finalize(void)
         free(ep);
     }
     while (btl_tcp.num_conns > 0) {
-        close_conn(btl_tcp.num_conns - 1);
+        btl_tcp_close_conn(btl_tcp.num_conns - 1);
     }
     free(btl_tcp.conns);
     btl_tcp.conns = NULL;
