@@ -102,6 +102,7 @@ static void daemon_below_lost(orte_dvm_t *dvm, orte_vpid_t vpid, int status, con
 static void daemon_below_exited(orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *how)
 {
     char reason[4096];
+    dvm_relay_drain(dvm, d); /* what it printed goes up on our stderr; the rest comes here */
     char *err = orte_plm_base_read_stderr(d);
     snprintf(reason, sizeof(reason), "its launch command %s%s%s", how,
              (NULL != err && '\0' != err[0]) ? "; it printed: " : "", (NULL != err) ? err : "");
@@ -187,6 +188,7 @@ static void daemon_ready_cb(int status, const orte_grpcomm_result_t *result, voi
         daemon_stop(dvm, "the ready barrier", status);
         return;
     }
+    dvm_relay_start(dvm);
     status = daemon_await_command(dvm);
     if (HERD_SUCCESS != status) {
         daemon_stop(dvm, "waiting for commands", status);

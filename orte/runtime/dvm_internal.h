@@ -4,6 +4,7 @@
  * (dvm_root.c) or a node daemon (dvm_daemon.c). Where each part lives:
  *   dvm.c         core: variables, event loop, signals, overlay and grpcomm, commands, release
  *   dvm_tree.c    the daemons this process starts below it, their exits and losses, timeouts
+ *   dvm_relay.c   what those daemons print on stderr, passed on once the DVM is ready
  *   dvm_boot.c    what a daemon is started with: built by its parent, read by the daemon
  *   dvm_root.c    the root: start-up, inventories, report, contact file, serve, shutdown
  *   dvm_daemon.c  a node daemon (herdd): join, inventory, serve, lost peers
@@ -75,6 +76,8 @@ typedef struct dvm_side_ops {
     void (*release)(orte_dvm_t *dvm);
 } dvm_side_ops_t;
 
+typedef struct dvm_relay dvm_relay_t;
+
 /* The daemons this process starts below it: every daemon (the root, when the launcher pre-binds
  * them all on this host), or this process's children in the tree (a tree spawn, root and inner
  * daemons alike). */
@@ -83,6 +86,7 @@ typedef struct dvm_tree {
     char *herdd;                  /* the daemon binary they run */
     orte_plm_daemon_t *launched;  /* one per daemon started here */
     size_t num_launched;
+    dvm_relay_t *relays; /* one per launched daemon once the DVM is ready (dvm_relay.c) */
     bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
     /* hosted nodes: their common ports (overlay, then one per session slot), held bound on
      * 127.0.0.1 for the DVM's life (dvm_virtual_root.c) */
@@ -225,6 +229,12 @@ void dvm_fail(orte_dvm_t *dvm, const char *topic, ...);
 void dvm_leave_loop(orte_dvm_t *dvm);
 /* "exited with status 1", "was killed by signal 9 (Killed)". */
 void dvm_describe_exit(int wstatus, char *text, size_t size);
+
+/* dvm_relay.c: pass on what the launched daemons print (from when the DVM is ready); pass on
+ * what daemon printed last (before its exit is handled); stop (before the pipes close) */
+void dvm_relay_start(orte_dvm_t *dvm);
+void dvm_relay_drain(orte_dvm_t *dvm, orte_plm_daemon_t *daemon);
+void dvm_relay_release(orte_dvm_t *dvm);
 
 /* dvm_tree.c: the daemons below */
 /* The name of vpid's node ("the root" for 0). */

@@ -102,6 +102,7 @@ static void root_below_lost(orte_dvm_t *dvm, orte_vpid_t vpid, int status, const
 static void root_below_exited(orte_dvm_t *dvm, orte_plm_daemon_t *d, const char *how)
 {
     char where[128];
+    dvm_relay_drain(dvm, d);
     dvm_tree_position(dvm, d->vpid, where, sizeof(where));
     if (!dvm->root.ready) {
         /* it never joined: what it printed says why (ssh refused, no such binary...) */
@@ -198,6 +199,7 @@ static void root_check_ready(orte_dvm_t *dvm)
     dvm->ovl->get_stats(dvm->overlay, &dvm->root.at_ready);
     dvm->root.ready = true;
     dvm->status = HERD_SUCCESS;
+    dvm_relay_start(dvm);
     dvm_leave_loop(dvm);
 }
 

@@ -354,6 +354,7 @@ void dvm_tree_arm_timer(orte_dvm_t *dvm, double seconds)
 
 void dvm_tree_release(orte_dvm_t *dvm)
 {
+    dvm_relay_release(dvm);
     for (size_t i = 0; i < dvm->tree.num_virtual_port_fds; ++i) {
         close(dvm->tree.virtual_port_fds[i]);
     }

@@ -52,6 +52,21 @@ herd_dvm --shutdown --dvm-uri "$uri"
 expect_rc "--shutdown stops the first DVM" 0
 wait_gone "$dvm_pid" 10 && ok "the DVM process is gone" || fail "DVM $dvm_pid still running"
 [ -z "$(herdd_pids)" ] && ok "no daemon left after --shutdown" || fail "daemons left: $(herdd_pids)"
+# What node daemons print once the DVM is ready reaches the DVM's stderr, each line with its
+# node (it stayed in a pipe nobody read: never seen, and a daemon that printed 64 KiB blocked).
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" $SIM 2 --mca overlay_base_verbose 10 \
+    --daemonize --report-uri "$uri" >"$WORK/relay.out" 2>"$WORK/relay.log"
+expect_eq "a DVM whose daemons are verbose comes up" "$?" 0
+herdrun --dvm-uri "$uri" -n 2 true
+expect_rc "a job on it" 0
+herd_dvm --shutdown --dvm-uri "$uri"
+expect_rc "and its shutdown" 0
+wait_for 10 grep -q '^\[herdd sim0002\] .*overlay' "$WORK/relay.log"
+for node in sim0001 sim0002; do
+    expect_eq "the DVM's log has what the daemon on $node printed, named" \
+        "$(grep -c "^\[herdd $node\] \[[^]]*\] overlay: " "$WORK/relay.log" | sed 's/^[1-9][0-9]*$/some/')" some
+done
+wait_for 10 no_test_pids
 herd_dvm --shutdown --dvm-uri "$uri"
 expect_fail "--shutdown of a DVM that is gone fails"
 expect_err "and says the contact file cannot be read" "cannot read the DVM contact file"
