@@ -117,8 +117,8 @@ void dvm_relay_start(orte_dvm_t *dvm)
         }
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         if (HERD_SUCCESS == opal_event_fd_create(dvm->base, fd,
-                                                 OPAL_EVENT_READ | OPAL_EVENT_PERSIST, relay_cb,
-                                                 r, &r->event)) {
+                                                 OPAL_EVENT_READ | OPAL_EVENT_PERSIST, relay_cb, r,
+                                                 &r->event)) {
             opal_event_add(r->event, NULL);
         }
         relay_read(r); /* what it printed while the DVM started */
