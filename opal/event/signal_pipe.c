@@ -30,10 +30,20 @@ static volatile int signal_pipe_write_fd = -1;
 /* The open one, for a forked child to drop. */
 static opal_signal_pipe_t *signal_pipe_open;
 
+static volatile pid_t signal_pipe_owner;
+
 static void on_signal(int signo)
 {
     int saved = errno;
     unsigned char byte = (unsigned char) signo;
+    if (getpid() != signal_pipe_owner) {
+        /* a child forked from the owner that has not set up its own handlers yet: the signal
+         * is its own, not news for the owner's loop */
+        signal(signo, SIG_DFL);
+        raise(signo);
+        errno = saved;
+        return;
+    }
     if (signal_pipe_write_fd >= 0) {
         ssize_t ignored = write(signal_pipe_write_fd, &byte, 1);
         (void) ignored;
@@ -82,6 +92,7 @@ int opal_signal_pipe_open(opal_event_base_t *base, const int *signals, opal_sign
         free(sp);
         return rc;
     }
+    signal_pipe_owner = getpid();
     signal_pipe_write_fd = sp->fds[1];
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));

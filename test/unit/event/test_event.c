@@ -4,17 +4,20 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "opal/event/event.h"
+#include "opal/event/signal_pipe.h"
 
 /* Hang guards only: a loop that should return within microseconds gets this long before the
  * test fails, and the whole program is killed if a thread deadlocks outside any loop. */
@@ -570,6 +573,39 @@ static void test_bad_params(void **state)
     opal_event_base_free(base);
 }
 
+static void ignore_signal(int signo, void *arg)
+{
+    (void) signo;
+    (void) arg;
+}
+
+/* A signal that a child forked with the pipe open gets before it has handlers of its own is
+ * the child's: it acts as by default (here it ends the child) and writes nothing into the
+ * parent's pipe (a daemon's helper sent SIGTERM made the daemon shut down). */
+static void test_signal_pipe_forked_child(void **state)
+{
+    static const int caught[] = {SIGUSR1, 0};
+    opal_event_base_t *base = NULL;
+    opal_signal_pipe_t *sp = NULL;
+    (void) state;
+    assert_int_equal(opal_event_base_create(&base), HERD_SUCCESS);
+    assert_int_equal(opal_signal_pipe_open(base, caught, ignore_signal, NULL, &sp), HERD_SUCCESS);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (0 == pid) {
+        raise(SIGUSR1);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && SIGUSR1 == WTERMSIG(status));
+    assert_false(opal_signal_pipe_wait(sp, 50));
+    raise(SIGUSR1); /* the parent's own still arrives */
+    assert_true(opal_signal_pipe_wait(sp, 5000));
+    opal_signal_pipe_close(sp);
+    opal_event_base_free(base);
+}
+
 int main(void)
 {
     alarm(ALARM_SECONDS);
@@ -586,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_loop_waits_with_nothing_armed),
         cmocka_unit_test(test_free_with_pending_calls),
         cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_signal_pipe_forked_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
