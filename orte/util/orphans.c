@@ -20,8 +20,35 @@ void orte_orphans_adopt(void)
 #endif
 }
 
+/* Children this process started and manages itself (orte_orphans_keep). */
+#define ORPHANS_MAX_KEPT 8
+static pid_t kept[ORPHANS_MAX_KEPT];
+static size_t num_kept;
+
+void orte_orphans_keep(pid_t pid)
+{
+    if (pid > 0 && num_kept < ORPHANS_MAX_KEPT) {
+        kept[num_kept++] = pid;
+    }
+}
+
+void orte_orphans_release(pid_t pid)
+{
+    for (size_t i = 0; i < num_kept; ++i) {
+        if (kept[i] == pid) {
+            kept[i] = kept[--num_kept];
+            return;
+        }
+    }
+}
+
 static bool is_known(pid_t pid, const pid_t *known, size_t num_known)
 {
+    for (size_t i = 0; i < num_kept; ++i) {
+        if (kept[i] == pid) {
+            return true;
+        }
+    }
     for (size_t i = 0; i < num_known; ++i) {
         if (known[i] == pid) {
             return true;
@@ -30,8 +57,9 @@ static bool is_known(pid_t pid, const pid_t *known, size_t num_known)
     return false;
 }
 
-/* The children of every thread of ours, from /proc (each task lists its own). */
-static size_t kill_children_once(const pid_t *known, size_t num_known)
+/* Call fn for each child of every thread of ours (from /proc: each task lists its own) that is
+ * not known; how many there were. */
+static size_t each_unknown_child(const pid_t *known, size_t num_known, void (*fn)(pid_t pid))
 {
     size_t count = 0;
     DIR *tasks = opendir("/proc/self/task");
@@ -54,9 +82,7 @@ static size_t kill_children_once(const pid_t *known, size_t num_known)
             if (pid <= 1 || is_known((pid_t) pid, known, num_known)) {
                 continue;
             }
-            kill((pid_t) -pid, SIGKILL);
-            kill((pid_t) pid, SIGKILL);
-            waitpid((pid_t) pid, NULL, 0);
+            fn((pid_t) pid);
             count++;
         }
         fclose(f);
@@ -65,16 +91,52 @@ static size_t kill_children_once(const pid_t *known, size_t num_known)
     return count;
 }
 
+static void kill_and_reap(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Reap one that has exited; ask one that runs to end (itself only: it ends its own). */
+static void reap_or_term(pid_t pid)
+{
+    if (0 == waitpid(pid, NULL, WNOHANG)) {
+        kill(pid, SIGTERM);
+    }
+}
+
+static void leave_alone(pid_t pid)
+{
+    (void) pid;
+}
+
+static bool no_child_at_all(void)
+{
+    /* the usual end of a job: one system call says so, no /proc to read */
+    siginfo_t info;
+    return 0 != waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) && ECHILD == errno;
+}
+
+size_t orte_orphans_term(const pid_t *known, size_t num_known)
+{
+    if (no_child_at_all()) {
+        return 0;
+    }
+    each_unknown_child(known, num_known, reap_or_term);
+    /* those reaped are gone from /proc: what is still listed runs, asked to end */
+    return each_unknown_child(known, num_known, leave_alone);
+}
+
 size_t orte_orphans_kill(const pid_t *known, size_t num_known)
 {
     size_t total = 0, round;
-    /* No child at all, the usual end of a job: one system call says so, no /proc to read */
-    siginfo_t info;
-    if (0 != waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) && ECHILD == errno) {
+    if (no_child_at_all()) {
         return 0;
     }
     /* killing one may re-parent its own children to us: go again until none is left */
-    for (int i = 0; i < 8 && 0 != (round = kill_children_once(known, num_known)); ++i) {
+    for (int i = 0; i < 8 && 0 != (round = each_unknown_child(known, num_known, kill_and_reap));
+         ++i) {
         total += round;
     }
     return total;

@@ -35,6 +35,14 @@ uri=$WORK/dvm.uri
 start_dvm $SIM 4 --mca dvm_radix 2
 expect_rc "a persistent DVM of 4 nodes" 0
 # the job runs on sim0001 and sim0002 only; daemon 4 (sim0004, a leaf) is killed under it
+# the root's PMIx tool server runs in a helper process it forked: a loss is no reason to kill it
+# (it was taken for an orphan and killed on every lost daemon, and gone for good after a few)
+tool_helper() {
+    for p in $(ps -o pid= --ppid "$(sed -n 's/^pid //p' "$uri")"); do
+        case $(ps -o args= -p "$p") in *herd-dvm*) echo "$p" ;; esac
+    done
+}
+helper=$(tool_helper)
 herdrun_bg --dvm-uri "$uri" --host sim0001,sim0002 -n 2 --map-by node \
     sh -c 'sleep 1; echo "done $HERD_RANK"'
 victim=$(daemon_pid "$uri" 4)
@@ -44,6 +52,11 @@ expect_rc "a job elsewhere finishes well after a node daemon is killed" 0
 expect_eq "with all its output" "$(sort "$OUT" | tr '\n' ' ')" "done 0 done 1 "
 expect_no_err "and nothing said about the lost node" "sim0004"
 expect_log "the DVM's log says the node is down" "node sim0004 \(daemon 4\) is down"
+if [ -n "$helper" ] && [ "$(tool_helper)" = "$helper" ]; then
+    ok "the root's tool server helper outlives the loss"
+else
+    fail "the root's tool server helper outlives the loss (was '$helper', now '$(tool_helper)')"
+fi
 run_job "$uri" -n 3 --map-by node sh -c 'echo "$HERD_RANK"'
 expect_rc "a new job runs on the three nodes left" 0
 expect_eq "every rank of it" "$(sort "$OUT" | tr '\n' ' ')" "0 1 2 "

@@ -29,6 +29,7 @@
 #include "opal/mca/base/mca_var.h"
 #include "opal/util/fd.h"
 #include "opal/util/output.h"
+#include "orte/util/orphans.h"
 #include "orte/mca/toolsrv/pmix/toolsrv_pmix.h"
 #include "orte/mca/toolsrv/toolsrv.h"
 
@@ -123,6 +124,7 @@ static void helper_gone(orte_toolsrv_t *srv)
         kill(srv->pid, SIGKILL);
         waitpid(srv->pid, &wstatus, 0);
     }
+    orte_orphans_release(srv->pid);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     bool quick = now.tv_sec - srv->started.tv_sec < 2;
@@ -279,6 +281,7 @@ static int helper_start(orte_toolsrv_t *srv)
     }
     srv->fd = sv[0];
     srv->pid = pid;
+    orte_orphans_keep(pid); /* ours: a daemon reaping what dead peers left must not kill it */
     fcntl(srv->fd, F_SETFL, fcntl(srv->fd, F_GETFL) | O_NONBLOCK);
     rc = opal_event_fd_create(srv->host->base, srv->fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
                               host_recv_cb, srv, &srv->event);
@@ -329,6 +332,7 @@ static void toolsrv_pmix_stop(orte_toolsrv_t *srv)
     if (srv->pid > 0) {
         kill(srv->pid, SIGKILL);
         waitpid(srv->pid, NULL, 0);
+        orte_orphans_release(srv->pid);
         toolsrv_pmix_remove_system_file(srv->pid);
     }
     toolsrv_pmix_remove_server_dir();
