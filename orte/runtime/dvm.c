@@ -219,26 +219,57 @@ void dvm_describe_exit(int wstatus, char *text, size_t size)
 /* ------------------------------------------------------------------------------------------ */
 /* signals: SIGCHLD, SIGTERM, SIGINT, SIGHUP reach the loop through a pipe */
 
+/* The processes this one started itself (daemons below it, a node daemon's session daemons):
+ * a malloc'd list, *n long (NULL when out of memory). */
+static pid_t *known_children(const orte_dvm_t *dvm, size_t *n)
+{
+    pid_t *known = malloc((dvm->tree.num_launched + dvm->daemon.num_sessions + 1) * sizeof(*known));
+    *n = 0;
+    for (size_t i = 0; NULL != known && i < dvm->tree.num_launched; ++i) {
+        if (dvm->tree.launched[i].pid > 0) {
+            known[(*n)++] = dvm->tree.launched[i].pid;
+        }
+    }
+    for (size_t i = 0; NULL != known && i < dvm->daemon.num_sessions; ++i) {
+        if (dvm->daemon.sessions[i].pid > 0) {
+            known[(*n)++] = dvm->daemon.sessions[i].pid;
+        }
+    }
+    return known;
+}
+
+static void orphan_grace_cb(int fd, short what, void *arg)
+{
+    orte_dvm_t *dvm = arg;
+    size_t n;
+    pid_t *known = known_children(dvm, &n);
+    (void) fd;
+    (void) what;
+    if (NULL != known) {
+        orte_orphans_kill(known, n);
+    }
+    free(known);
+}
+
 /* Anything re-parented to us (we are a subreaper) whose own parent died: a session daemon's
- * processes, a daemon's session daemon. Nobody is left to watch it. */
+ * processes, a daemon's session daemon. Nobody is left to watch it. It is asked to end first
+ * and killed after DVM_ORPHAN_GRACE_MS: a session daemon whose node daemon died tells its
+ * herdrun so on its way out, and killed at once it would leave herdrun guessing. */
 static void kill_orphans(orte_dvm_t *dvm)
 {
-    size_t n = 0;
-    pid_t *known = malloc((dvm->tree.num_launched + dvm->daemon.num_sessions + 1) * sizeof(*known));
+    size_t n;
+    pid_t *known = known_children(dvm, &n);
     if (NULL == known) {
         return;
     }
-    for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
-        if (dvm->tree.launched[i].pid > 0) {
-            known[n++] = dvm->tree.launched[i].pid;
+    if (orte_orphans_term(known, n) > 0) {
+        struct timeval grace = {.tv_sec = DVM_ORPHAN_GRACE_MS / 1000,
+                                .tv_usec = (DVM_ORPHAN_GRACE_MS % 1000) * 1000};
+        if (NULL == dvm->orphan_timer ||
+            HERD_SUCCESS != opal_event_add(dvm->orphan_timer, &grace)) {
+            orte_orphans_kill(known, n);
         }
     }
-    for (size_t i = 0; i < dvm->daemon.num_sessions; ++i) {
-        if (dvm->daemon.sessions[i].pid > 0) {
-            known[n++] = dvm->daemon.sessions[i].pid;
-        }
-    }
-    orte_orphans_kill(known, n);
     free(known);
 }
 
@@ -405,6 +436,9 @@ int dvm_start_runtime(orte_dvm_t *dvm)
     if (HERD_SUCCESS == rc) {
         rc = opal_event_timer_create(dvm->base, false, dvm_tree_timeout_cb, dvm, &dvm->timer);
     }
+    if (HERD_SUCCESS == rc && !dvm->hosted) {
+        rc = opal_event_timer_create(dvm->base, false, orphan_grace_cb, dvm, &dvm->orphan_timer);
+    }
     if (HERD_SUCCESS == rc) {
         rc = start_endpoint(dvm);
     }
@@ -432,6 +466,10 @@ void dvm_release_runtime(orte_dvm_t *dvm)
     if (NULL != dvm->timer) {
         opal_event_free(dvm->timer);
         dvm->timer = NULL;
+    }
+    if (NULL != dvm->orphan_timer) {
+        opal_event_free(dvm->orphan_timer);
+        dvm->orphan_timer = NULL;
     }
     if (dvm->hosted) {
         dvm->base = NULL; /* the host's */

@@ -33,6 +33,10 @@
 
 #define DVM_HELP_FILE "help-dvm.txt"
 
+/* How long a process re-parented to a daemon (a session daemon whose node daemon died) has to
+ * end after SIGTERM before it is killed. */
+#define DVM_ORPHAN_GRACE_MS 2000
+
 /* Collective ids: the inventory allgather; a barrier after which every daemon holds every
  * inventory (what distributed mapping needs); then one xcast per command. */
 #define DVM_COLL_INVENTORY     1u
@@ -185,6 +189,7 @@ struct orte_dvm {
     uint32_t num_down;
     opal_signal_pipe_t *signals; /* signals arrive through it, to be handled in the loop */
     opal_event_t *timer;         /* start-up timeout (root), then shutdown grace */
+    opal_event_t *orphan_timer;  /* orphans asked to end are killed when it fires (dvm.c) */
     /* outcome of the event loop */
     bool done;
     bool stopping; /* shutdown begun */

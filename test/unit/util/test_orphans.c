@@ -72,6 +72,59 @@ static void test_exited_child(void **state)
     assert_no_child();
 }
 
+/* orte_orphans_term: a child that has exited is reaped, one that runs gets SIGTERM and is left
+ * to end (counted), a known one is left alone. */
+static void test_term(void **state)
+{
+    (void) state;
+    int pipefd[2];
+    assert_int_equal(0, pipe(pipefd));
+    pid_t exited = fork();
+    assert_true(exited >= 0);
+    if (0 == exited) {
+        _exit(0);
+    }
+    siginfo_t info;
+    assert_int_equal(0, waitid(P_PID, (id_t) exited, &info, WEXITED | WNOWAIT));
+    pid_t polite = fork();
+    assert_true(polite >= 0);
+    if (0 == polite) {
+        /* says it got SIGTERM by closing the pipe as it ends */
+        close(pipefd[0]);
+        for (;;) {
+            pause();
+        }
+    }
+    close(pipefd[1]);
+    pid_t known = start_sleeper();
+    assert_int_equal(1, orte_orphans_term(&known, 1));
+    char byte;
+    assert_int_equal(0, read(pipefd[0], &byte, 1)); /* the SIGTERM ended it */
+    close(pipefd[0]);
+    int status = 0;
+    assert_int_equal(polite, waitpid(polite, &status, 0));
+    assert_true(WIFSIGNALED(status) && SIGTERM == WTERMSIG(status));
+    assert_int_equal(-1, kill(exited, 0)); /* reaped */
+    assert_int_equal(0, kill(known, 0));
+    assert_int_equal(1, orte_orphans_kill(NULL, 0));
+    assert_no_child();
+    assert_int_equal(0, orte_orphans_term(NULL, 0));
+}
+
+/* A kept child (a helper its parent manages) is no orphan, until released. */
+static void test_kept_child(void **state)
+{
+    (void) state;
+    pid_t helper = start_sleeper();
+    orte_orphans_keep(helper);
+    assert_int_equal(0, orte_orphans_kill(NULL, 0));
+    assert_int_equal(0, orte_orphans_term(NULL, 0));
+    assert_int_equal(0, kill(helper, 0));
+    orte_orphans_release(helper);
+    assert_int_equal(1, orte_orphans_kill(NULL, 0));
+    assert_no_child();
+}
+
 static void test_orphaned_grandchild(void **state)
 {
     (void) state;
@@ -115,7 +168,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_child),         cmocka_unit_test(test_running_child),
         cmocka_unit_test(test_exited_child),     cmocka_unit_test(test_orphaned_grandchild),
-        cmocka_unit_test(test_known_child_left),
+        cmocka_unit_test(test_known_child_left), cmocka_unit_test(test_term),
+        cmocka_unit_test(test_kept_child),
     };
     return cmocka_run_group_tests_name("orphans", tests, NULL, NULL);
 }
