@@ -21,6 +21,13 @@
 
 #define MCA_VAR_ENV_PREFIX       "HERD_MCA_"
 #define MCA_VAR_PARAM_FILES_NAME "param_files"
+/* Set by a process once it has read the parameter files (and said what is wrong with them) to
+ * the list it read, so its children (daemons, session daemons, the job's processes) that read
+ * the same list do not say it again: a missing file was said once, not by every daemon. */
+#define MCA_VAR_FILES_SAID_ENV "HERD_PARAM_FILES_SAID"
+
+/* true while reading a list of files that a parent process has already spoken about */
+static bool mca_var_files_quiet = false;
 #define MCA_VAR_SYSTEM_FILE_NAME "herd-mca-params.conf"
 #define MCA_VAR_USER_FILE_NAME   ".herd/mca-params.conf"
 #define MCA_VAR_CLI_DETAIL       "--mca"
@@ -129,7 +136,9 @@ static int mca_var_read_file_line(const char *path, int line_number, const char 
     if (NULL == equals || !mca_var_name_is_valid(name)) {
         /* Not fatal: one typo must not stop every job, but the user must hear about it. */
         mca_var_registry.bad_file_lines++;
-        opal_show_help(MCA_VAR_HELP_FILE, "bad-file-line", true, path, line_number, line);
+        if (!mca_var_files_quiet) {
+            opal_show_help(MCA_VAR_HELP_FILE, "bad-file-line", true, path, line_number, line);
+        }
         goto out;
     }
     len = strlen(value);
@@ -163,7 +172,9 @@ static int mca_var_read_file(const char *path, opal_mca_var_source_t source, boo
 
     file = fopen(path, "r");
     if (NULL == file) {
-        if (ENOENT != errno && ENOTDIR != errno) {
+        if (mca_var_files_quiet) {
+            /* said by the process that started this one */
+        } else if (ENOENT != errno && ENOTDIR != errno) {
             opal_show_help(MCA_VAR_HELP_FILE, "unreadable-file", true, path, strerror(errno));
         } else if (named) {
             opal_show_help(MCA_VAR_HELP_FILE, "missing-param-file", true, path, strerror(errno));
@@ -171,7 +182,9 @@ static int mca_var_read_file(const char *path, opal_mca_var_source_t source, boo
         return HERD_SUCCESS;
     }
     if (0 == fstat(fileno(file), &info) && S_ISDIR(info.st_mode)) {
-        opal_show_help(MCA_VAR_HELP_FILE, "unreadable-file", true, path, strerror(EISDIR));
+        if (!mca_var_files_quiet) {
+            opal_show_help(MCA_VAR_HELP_FILE, "unreadable-file", true, path, strerror(EISDIR));
+        }
         goto out;
     }
     while ((len = getline(&line, &capacity, file)) >= 0) {
@@ -184,7 +197,7 @@ static int mca_var_read_file(const char *path, opal_mca_var_source_t source, boo
             goto out;
         }
     }
-    if (ferror(file)) {
+    if (ferror(file) && !mca_var_files_quiet) {
         opal_show_help(MCA_VAR_HELP_FILE, "unreadable-file", true, path, strerror(errno));
     }
 out:
@@ -231,9 +244,13 @@ int mca_var_read_param_files(void)
     char **files = NULL;
     int rc = HERD_SUCCESS;
 
+    const char *said = getenv(MCA_VAR_FILES_SAID_ENV);
+
     if (NULL == system_path) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
+    /* "" stands for the default list (no HERD_MCA_param_files) */
+    mca_var_files_quiet = NULL != said && 0 == strcmp(said, NULL == list ? "" : list);
     if (NULL == list) {
         rc = mca_var_read_file(system_path, OPAL_MCA_VAR_SOURCE_SYSTEM_FILE, false);
         if (HERD_SUCCESS != rc || NULL == home || '\0' == *home) {
@@ -274,6 +291,10 @@ int mca_var_read_param_files(void)
         }
     }
 out:
+    if (HERD_SUCCESS == rc) {
+        (void) setenv(MCA_VAR_FILES_SAID_ENV, NULL == list ? "" : list, 1);
+    }
+    mca_var_files_quiet = false;
     opal_argv_free(files);
     free(user_path);
     free(system_path);
