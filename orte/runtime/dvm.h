@@ -30,6 +30,8 @@ enum {
                                   * simulated nodes' start-up, dvm_kinds.c) */
     /* daemon -> root: {jobid}: the job's session slot on the daemon's node is free */
     ORTE_DVM_TAG_SESSION_END = 12,
+    /* daemon -> root: its virtual session's map of a job launched nowhere (dvm_map.h) */
+    ORTE_DVM_TAG_MAPPED = 14,
 };
 
 /* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
@@ -47,6 +49,9 @@ typedef void (*orte_dvm_job_error_cb_t)(const char *jobid, const char *node, con
 /* Root side: a job submitted with orte_dvm_root_submit() waits for a free session slot on node
  * waiting_on, or (waiting_on NULL) got its slots and was broadcast. */
 typedef void (*orte_dvm_job_queue_cb_t)(const char *jobid, const char *waiting_on, void *arg);
+/* Root side: node node_index reported its map of a job mapped everywhere and launched nowhere
+ * (ORTE_DVM_TAG_MAPPED: the bytes as received, dvm_map.h decodes them). */
+typedef void (*orte_dvm_mapped_cb_t)(uint32_t node_index, const void *data, size_t len, void *arg);
 /* Root side: SIGINT, SIGTERM or SIGHUP arrived (handled in the loop). */
 typedef void (*orte_dvm_signal_cb_t)(int signo, void *arg);
 
@@ -104,6 +109,8 @@ OPAL_EXPORT void orte_dvm_root_withdraw(orte_dvm_t *dvm, const char *jobid);
 OPAL_EXPORT void orte_dvm_root_set_job_queue_cb(orte_dvm_t *dvm, orte_dvm_job_queue_cb_t cb,
                                                 void *arg);
 /* With a callback set, signals no longer stop the DVM: the callback decides. */
+/* The map reports go to cb (NULL: nobody, they are dropped). */
+OPAL_EXPORT int orte_dvm_root_set_mapped_cb(orte_dvm_t *dvm, orte_dvm_mapped_cb_t cb, void *arg);
 OPAL_EXPORT void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg);
 /* The tool socket (orte/runtime/dvm_tool.h) orte_dvm_root_write_uri() names. */
 OPAL_EXPORT void orte_dvm_root_set_tool_path(orte_dvm_t *dvm, const char *path);

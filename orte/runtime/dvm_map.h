@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Mapping a job on every node without launching it (herdrun --do-not-launch --mca
+ * herdrun_map_everywhere 1): what a node daemon reports once its virtual session mapped the job
+ * (ORTE_DVM_TAG_MAPPED), the checksums both sides compute, and the report's wire format, shared
+ * by the daemons (dvm_map_only.c), herdrun (launch_map.c), the unit test and the fuzzer. */
+#ifndef ORTE_RUNTIME_DVM_MAP_H
+#define ORTE_RUNTIME_DVM_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orte/mca/rmaps/rmaps.h"
+
+#define DVM_MAP_WIRE_VERSION 1u
+/* uint8 version, uint32 job seq, int32 status, uint32 procs, first, last, uint64 rank_sum,
+ * map_sum, map_ns, total_ns; big-endian */
+#define DVM_MAP_REPORT_BYTES 53u
+
+/* One node's map of the job: the processes it would start, and how long mapping took. */
+typedef struct dvm_map_report {
+    uint32_t job_seq;
+    int32_t status;     /* HERD_SUCCESS, or why the node could not map the job */
+    uint32_t num_procs; /* its local processes */
+    uint32_t first;     /* lowest and highest local rank (0 and 0 when none) */
+    uint32_t last;
+    uint64_t rank_sum; /* sum of dvm_map_mix(rank) over its processes: over every node, that of
+                        * every rank of the job exactly once */
+    uint64_t map_sum;  /* sum of dvm_map_proc_hash() over its processes: rank, local rank and
+                        * binding, as herdrun's own map of the job gives for that node */
+    uint64_t map_ns;   /* CPU time of the mapper run (orte_rmaps_base_map_job) */
+    uint64_t total_ns; /* CPU time of the whole virtual session: node table, topology, map */
+} dvm_map_report_t;
+
+/* A 64-bit mix of x (splitmix64's finalizer): sums of it tell sets of ranks apart. */
+static inline uint64_t dvm_map_mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* One process's part of map_sum. */
+uint64_t dvm_map_proc_hash(const orte_rmaps_proc_t *proc);
+/* Add proc to report (its counts and sums). */
+void dvm_map_report_add(dvm_map_report_t *report, const orte_rmaps_proc_t *proc);
+
+/* The report as DVM_MAP_REPORT_BYTES bytes. */
+void dvm_map_report_encode(const dvm_map_report_t *report, uint8_t out[DVM_MAP_REPORT_BYTES]);
+/* Decode one report, rejecting (with a reason) another length or version, a positive status,
+ * ranks out of order, more processes than their range holds, and a map time above the total;
+ * *report is set only on success. */
+int dvm_map_report_decode(const void *data, size_t len, dvm_map_report_t *report, char *reason,
+                          size_t rsize);
+
+#endif /* ORTE_RUNTIME_DVM_MAP_H */
