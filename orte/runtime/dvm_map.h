@@ -45,6 +45,17 @@ uint64_t dvm_map_proc_hash(const orte_rmaps_proc_t *proc);
 /* Add proc to report (its counts and sums). */
 void dvm_map_report_add(dvm_map_report_t *report, const orte_rmaps_proc_t *proc);
 
+/* How a node's report compares with what herdrun's own map gives that node. */
+typedef enum {
+    DVM_MAP_AGREES = 0,
+    DVM_MAP_OTHER_JOB,     /* a report for another job */
+    DVM_MAP_FAILED,        /* the node could not map the job (got->status) */
+    DVM_MAP_OTHER_RANKS,   /* other processes: count, rank range or rank checksum */
+    DVM_MAP_OTHER_BINDING, /* the same ranks, numbered or bound otherwise (map checksum) */
+} dvm_map_verdict_t;
+dvm_map_verdict_t dvm_map_report_compare(const dvm_map_report_t *got, const dvm_map_report_t *want,
+                                         uint32_t job_seq);
+
 /* The report as DVM_MAP_REPORT_BYTES bytes. */
 void dvm_map_report_encode(const dvm_map_report_t *report, uint8_t out[DVM_MAP_REPORT_BYTES]);
 /* Decode one report, rejecting (with a reason) another length or version, a positive status,

@@ -39,6 +39,22 @@ void dvm_map_report_add(dvm_map_report_t *report, const orte_rmaps_proc_t *proc)
     report->map_sum += dvm_map_proc_hash(proc);
 }
 
+dvm_map_verdict_t dvm_map_report_compare(const dvm_map_report_t *got, const dvm_map_report_t *want,
+                                         uint32_t job_seq)
+{
+    if (got->job_seq != job_seq) {
+        return DVM_MAP_OTHER_JOB;
+    }
+    if (HERD_SUCCESS != got->status) {
+        return DVM_MAP_FAILED;
+    }
+    if (got->num_procs != want->num_procs || got->first != want->first || got->last != want->last ||
+        got->rank_sum != want->rank_sum) {
+        return DVM_MAP_OTHER_RANKS;
+    }
+    return got->map_sum != want->map_sum ? DVM_MAP_OTHER_BINDING : DVM_MAP_AGREES;
+}
+
 static uint8_t *put32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t) (v >> 24);

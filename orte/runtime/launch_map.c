@@ -144,16 +144,22 @@ static void check_report(map_state_t *st, uint32_t node, const dvm_map_report_t 
     uint32_t c = st->candidate_of[node];
     dvm_map_report_t none = {0};
     const dvm_map_report_t *want = UINT32_MAX != c ? &st->expected[c] : &none;
-    if (r->job_seq != st->job->spec->seq) {
+    switch (dvm_map_report_compare(r, want, st->job->spec->seq)) {
+    case DVM_MAP_OTHER_JOB:
         node_problem(st, node, "map-everywhere-other-job", r->job_seq, st->job->spec->seq);
-    } else if (HERD_SUCCESS != r->status) {
+        break;
+    case DVM_MAP_FAILED:
         node_problem(st, node, "map-everywhere-node-failed", opal_strerror(r->status));
-    } else if (r->num_procs != want->num_procs || r->first != want->first ||
-               r->last != want->last || r->rank_sum != want->rank_sum) {
+        break;
+    case DVM_MAP_OTHER_RANKS:
         node_problem(st, node, "map-everywhere-other-ranks", r->num_procs, r->first, r->last,
                      want->num_procs, want->first, want->last);
-    } else if (r->map_sum != want->map_sum) {
+        break;
+    case DVM_MAP_OTHER_BINDING:
         node_problem(st, node, "map-everywhere-other-binding", r->num_procs);
+        break;
+    case DVM_MAP_AGREES:
+        break;
     }
 }
 

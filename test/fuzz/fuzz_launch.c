@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
  * participants, XML pairs), the process record, the node inventory and the inventories by kind
- * (hosted simulated nodes' start-up), each decoded from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */
+ * (hosted simulated nodes' start-up) and a node's map report (a job mapped everywhere), each
+ * decoded from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages
+ * there as seeds. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include "opal/util/argv.h"
 #include "orte/util/inventory.h"
 #include "orte/runtime/dvm_kinds.h"
+#include "orte/runtime/dvm_map.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/proc_record.h"
 #include "test/fuzz/fuzz.h"
@@ -192,6 +195,29 @@ static void fuzz_kinds(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
     dvm_kinds_table_free(kinds);
 }
 
+/* A map report that decodes encodes to the same bytes; one that does not leaves the output
+ * alone and says why. */
+static void fuzz_mapped(const uint8_t *data, size_t size)
+{
+    dvm_map_report_t report, untouched;
+    memset(&report, 0x5a, sizeof(report));
+    untouched = report;
+    char reason[128] = "";
+    int rc = dvm_map_report_decode(data, size, &report, reason, sizeof(reason));
+    if (HERD_SUCCESS != rc) {
+        FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_VERSION_MISMATCH == rc);
+        FUZZ_CHECK('\0' != reason[0]);
+        FUZZ_CHECK(0 == memcmp(&report, &untouched, sizeof(report)));
+        return;
+    }
+    uint8_t again[DVM_MAP_REPORT_BYTES];
+    FUZZ_CHECK(DVM_MAP_REPORT_BYTES == size);
+    FUZZ_CHECK(report.status <= 0 && report.map_ns <= report.total_ns);
+    FUZZ_CHECK(0 == report.num_procs || report.first <= report.last);
+    dvm_map_report_encode(&report, again);
+    FUZZ_CHECK(0 == memcmp(again, data, size));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
@@ -202,6 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_record(data + 1, size - 1);
     fuzz_inventory(data + 1, size - 1);
     fuzz_kinds(data + 1, size - 1, num_dvm_nodes);
+    fuzz_mapped(data + 1, size - 1);
     return 0;
 }
 
@@ -298,6 +325,14 @@ static void fuzz_write_seeds(const char *dir)
     fuzz_write_seed(dir, "kinds", 8, &b);
     opal_buffer_destruct(&b);
     dvm_kinds_table_free(kinds);
+
+    /* a node's map report: 64 processes, ranks 0-127 */
+    dvm_map_report_t mapped = {
+        .job_seq = 1, .num_procs = 64, .last = 127, .map_ns = 10, .total_ns = 12};
+    uint8_t mapped_bytes[DVM_MAP_REPORT_BYTES];
+    dvm_map_report_encode(&mapped, mapped_bytes);
+    opal_buffer_t mapped_view = {.base = mapped_bytes, .used = sizeof(mapped_bytes)};
+    fuzz_write_seed(dir, "mapped", 0, &mapped_view);
 
     orte_proc_record_t record = {.rank = 3,
                                  .node = 1,

@@ -73,7 +73,8 @@ harness_sources() {
             ;;
         launch)
             echo "$top/orte/runtime/job.c $top/orte/runtime/proc_record.c" \
-                "$top/orte/runtime/dvm_kinds_wire.c $top/orte/util/runs.c" \
+                "$top/orte/runtime/dvm_kinds_wire.c $top/orte/runtime/dvm_map_wire.c" \
+                "$top/orte/util/runs.c" \
                 "$top/orte/util/inventory.c $top/opal/mca/fabric/base/fabric_base_record.c" \
                 "$top/orte/util/radix.c $top/opal/dss/buffer.c $opal_util"
             ;;
