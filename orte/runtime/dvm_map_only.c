@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/util/argv.h"
 #include "opal/util/show_help.h"
 #include "orte/mca/rmaps/rmaps.h"
 #include "orte/runtime/dvm_internal.h"
@@ -153,16 +154,38 @@ static uint32_t participant_candidate(const orte_dvm_t *dvm, const orte_job_laun
     return UINT32_MAX;
 }
 
+/* A real node's topology travels as XML once per signature, to the root: as a node daemon
+ * hands its own XML to its session daemon, this node's goes with the launch's pairs. A simulated
+ * node's is made from its synthetic description (no XML needed). */
+static int add_own_xml(orte_dvm_t *dvm, orte_job_launch_t *launch)
+{
+    orte_inventory_t *mine = dvm->daemon.mine;
+    if (NULL == mine || NULL != mine->synthetic || NULL == mine->signature) {
+        return HERD_SUCCESS;
+    }
+    const char *xml = orte_inventory_xml(mine);
+    if (NULL == xml) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    int rc = opal_argv_append(&launch->xml_pairs, mine->signature);
+    return HERD_SUCCESS == rc ? opal_argv_append(&launch->xml_pairs, xml) : rc;
+}
+
 static void map_item(dvm_map_item_t *item)
 {
     orte_dvm_t *dvm = item->dvm;
-    const orte_job_launch_t *launch = item->launch;
+    orte_job_launch_t *launch = item->launch;
     dvm_map_report_t report = {.job_seq = launch->spec->seq};
     uint32_t mine = participant_candidate(dvm, launch);
     int rc = HERD_SUCCESS;
     if (UINT32_MAX != mine) {
         candidate_table_t table;
-        rc = candidate_table_build(dvm, launch, &table);
+        rc = add_own_xml(dvm, launch);
+        if (HERD_SUCCESS == rc) {
+            rc = candidate_table_build(dvm, launch, &table);
+        } else {
+            memset(&table, 0, sizeof(table));
+        }
         if (HERD_SUCCESS == rc) {
             rc = orte_session_virtual_map(launch, table.ptrs, mine, &report);
         }
