@@ -109,6 +109,14 @@ OPAL_EXPORT void orte_dvm_root_withdraw(orte_dvm_t *dvm, const char *jobid);
 OPAL_EXPORT void orte_dvm_root_set_job_queue_cb(orte_dvm_t *dvm, orte_dvm_job_queue_cb_t cb,
                                                 void *arg);
 /* With a callback set, signals no longer stop the DVM: the callback decides. */
+/* What the root's own endpoint carried so far, and when the DVM was ready. */
+typedef struct orte_dvm_traffic {
+    double ready_seconds; /* since the root started */
+    uint64_t messages_delivered;
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+} orte_dvm_traffic_t;
+OPAL_EXPORT void orte_dvm_root_traffic(const orte_dvm_t *dvm, orte_dvm_traffic_t *traffic);
 /* The map reports go to cb (NULL: nobody, they are dropped). */
 OPAL_EXPORT int orte_dvm_root_set_mapped_cb(orte_dvm_t *dvm, orte_dvm_mapped_cb_t cb, void *arg);
 OPAL_EXPORT void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg);

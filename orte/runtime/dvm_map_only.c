@@ -336,6 +336,17 @@ static void mapped_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, 
     }
 }
 
+void orte_dvm_root_traffic(const orte_dvm_t *dvm, orte_dvm_traffic_t *traffic)
+{
+    orte_overlay_stats_t stats;
+    memset(&stats, 0, sizeof(stats));
+    dvm->ovl->get_stats(dvm->overlay, &stats);
+    traffic->ready_seconds = dvm->root.ready_seconds;
+    traffic->messages_delivered = stats.messages_delivered;
+    traffic->bytes_sent = stats.bytes_sent;
+    traffic->bytes_received = stats.bytes_received;
+}
+
 int orte_dvm_root_set_mapped_cb(orte_dvm_t *dvm, orte_dvm_mapped_cb_t cb, void *arg)
 {
     dvm->root.mapped_cb = cb;

@@ -35,7 +35,10 @@ typedef struct map_state {
     double own_map_ms; /* herdrun's own full map */
     opal_event_t *timer;
     struct timespec start;
-    double last_s; /* since start, the last report */
+    double last_s;             /* since start, the last report */
+    orte_dvm_traffic_t before; /* the root's endpoint at the broadcast, and at the last report */
+    orte_dvm_traffic_t after;
+    size_t message_bytes; /* the launch message */
     bool interrupted;
     bool timed_out;
     bool complete;
@@ -172,6 +175,7 @@ static void mapped_cb(uint32_t node, const void *data, size_t len, void *arg)
         return;
     }
     st->last_s = seconds_since(&st->start);
+    orte_dvm_root_traffic(st->dvm, &st->after);
     int rc = dvm_map_report_decode(data, len, &r, reason, sizeof(reason));
     if (st->heard[node]) {
         node_problem(st, node, "map-everywhere-twice");
@@ -314,9 +318,19 @@ static int summarize(const map_state_t *st, double wall_s)
         total_ms[0], total_ms[1], total_ms[2], st->own_map_ms, wall_s);
     if (NULL != text) {
         fputs(text, stdout);
-        fflush(stdout);
         free(text);
     }
+    text = opal_show_help_string(
+        LAUNCH_HELP_FILE, "map-everywhere-traffic", false, st->num_nodes, st->before.ready_seconds,
+        st->message_bytes, orte_dvm_tree_rounds(st->dvm),
+        (unsigned long long) (st->after.messages_delivered - st->before.messages_delivered),
+        (unsigned long long) (st->after.bytes_received - st->before.bytes_received),
+        (unsigned long long) (st->after.bytes_sent - st->before.bytes_sent));
+    if (NULL != text) {
+        fputs(text, stdout);
+        free(text);
+    }
+    fflush(stdout);
     return 0;
 }
 
@@ -360,6 +374,9 @@ int launch_map_everywhere(launch_job_t *job, const opal_buffer_t *message, int *
     orte_dvm_root_set_signal_cb(st.dvm, signal_cb, &st);
     orte_dvm_root_set_job_error_cb(st.dvm, job_error_cb, &st);
     clock_gettime(CLOCK_MONOTONIC, &st.start);
+    orte_dvm_root_traffic(st.dvm, &st.before);
+    st.after = st.before;
+    st.message_bytes = message->used;
     struct timeval tv = {.tv_sec = launch_params_start_timeout(), .tv_usec = 0};
     (void) opal_event_add(st.timer, &tv);
     rc = orte_dvm_root_command(st.dvm, ORTE_DVM_CMD_LAUNCH, message->base, message->used);
