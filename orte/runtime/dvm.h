@@ -30,7 +30,7 @@ enum {
                                   * simulated nodes' start-up, dvm_kinds.c) */
     /* daemon -> root: {jobid}: the job's session slot on the daemon's node is free */
     ORTE_DVM_TAG_SESSION_END = 12,
-    /* daemon -> root: its virtual session's map of a job launched nowhere (dvm_map.h) */
+    /* daemon -> parent: its own and its subtree's maps of a job launched nowhere (dvm_map.h) */
     ORTE_DVM_TAG_MAPPED = 14,
 };
 
@@ -50,8 +50,11 @@ typedef void (*orte_dvm_job_error_cb_t)(const char *jobid, const char *node, con
  * waiting_on, or (waiting_on NULL) got its slots and was broadcast. */
 typedef void (*orte_dvm_job_queue_cb_t)(const char *jobid, const char *waiting_on, void *arg);
 /* Root side: node node_index reported its map of a job mapped everywhere and launched nowhere
- * (ORTE_DVM_TAG_MAPPED: the bytes as received, dvm_map.h decodes them). */
-typedef void (*orte_dvm_mapped_cb_t)(uint32_t node_index, const void *data, size_t len, void *arg);
+ * (dvm_map.h), or (report NULL) sent a malformed message of its subtree's reports: malformed
+ * says why. */
+struct dvm_map_report;
+typedef void (*orte_dvm_mapped_cb_t)(uint32_t node_index, const struct dvm_map_report *report,
+                                     const char *malformed, void *arg);
 /* Root side: SIGINT, SIGTERM or SIGHUP arrived (handled in the loop). */
 typedef void (*orte_dvm_signal_cb_t)(int signo, void *arg);
 

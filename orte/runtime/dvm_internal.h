@@ -168,6 +168,8 @@ typedef struct dvm_daemon {
      * the host's, shared by its nodes, or this daemon's own */
     struct dvm_map_queue *map_queue;
     bool owns_map_queue;
+    struct dvm_map_gather *map_gather; /* this node's subtree's reports, for the parent */
+    bool map_recv_registered;
 } dvm_daemon_t;
 
 struct orte_dvm {
@@ -371,6 +373,7 @@ void dvm_kinds_release(orte_dvm_t *dvm);
 
 /* dvm_map_only.c: a job mapped on every node in virtual sessions, launched nowhere */
 typedef struct dvm_map_queue dvm_map_queue_t;
+typedef struct dvm_map_gather dvm_map_gather_t;
 /* A queue of maps to make on base, one per turn of the loop (a host's, shared by its nodes). */
 int dvm_map_queue_new(opal_event_base_t *base, dvm_map_queue_t **queue);
 void dvm_map_queue_free(dvm_map_queue_t *queue);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Mapping a job on every node without launching it (herdrun --do-not-launch --mca
- * herdrun_map_everywhere 1): what a node daemon reports once its virtual session mapped the job
- * (ORTE_DVM_TAG_MAPPED), the checksums both sides compute, and the report's wire format, shared
- * by the daemons (dvm_map_only.c), herdrun (launch_map.c), the unit test and the fuzzer. */
+ * herdrun_map_everywhere 1): what a node daemon reports once its virtual session mapped the job,
+ * the checksums both sides compute, and the wire format of a subtree's reports
+ * (ORTE_DVM_TAG_MAPPED: each daemon sends its parent its own and its subtree's in one message),
+ * shared by the daemons (dvm_map_only.c), herdrun (launch_map.c), the unit test and the fuzzer. */
 #ifndef ORTE_RUNTIME_DVM_MAP_H
 #define ORTE_RUNTIME_DVM_MAP_H
 
@@ -12,9 +13,10 @@
 #include "orte/mca/rmaps/rmaps.h"
 
 #define DVM_MAP_WIRE_VERSION 1u
-/* uint8 version, uint32 job seq, int32 status, uint32 procs, first, last, uint64 rank_sum,
- * map_sum, map_ns, total_ns; big-endian */
-#define DVM_MAP_REPORT_BYTES 53u
+/* uint8 version, uint32 count, then per report: uint32 vpid, uint32 job seq, int32 status,
+ * uint32 procs, first, last, uint64 rank_sum, map_sum, map_ns, total_ns; big-endian */
+#define DVM_MAP_HEADER_BYTES 5u
+#define DVM_MAP_ENTRY_BYTES  56u
 
 /* One node's map of the job: the processes it would start, and how long mapping took. */
 typedef struct dvm_map_report {
@@ -56,12 +58,23 @@ typedef enum {
 dvm_map_verdict_t dvm_map_report_compare(const dvm_map_report_t *got, const dvm_map_report_t *want,
                                          uint32_t job_seq);
 
-/* The report as DVM_MAP_REPORT_BYTES bytes. */
-void dvm_map_report_encode(const dvm_map_report_t *report, uint8_t out[DVM_MAP_REPORT_BYTES]);
-/* Decode one report, rejecting (with a reason) another length or version, a positive status,
- * ranks out of order, more processes than their range holds, and a map time above the total;
- * *report is set only on success. */
-int dvm_map_report_decode(const void *data, size_t len, dvm_map_report_t *report, char *reason,
-                          size_t rsize);
+/* A node's report, and the node (its daemon's vpid). */
+typedef struct dvm_map_entry {
+    uint32_t vpid;
+    dvm_map_report_t report;
+} dvm_map_entry_t;
+
+/* The message of count reports: DVM_MAP_HEADER_BYTES + count * DVM_MAP_ENTRY_BYTES bytes. */
+static inline size_t dvm_map_message_bytes(uint32_t count)
+{
+    return DVM_MAP_HEADER_BYTES + (size_t) count * DVM_MAP_ENTRY_BYTES;
+}
+void dvm_map_encode(const dvm_map_entry_t *entries, uint32_t count, uint8_t *out);
+/* Decode a message of a DVM of size daemons, rejecting (with a reason) another version, a length
+ * other than its count's, no report or more than size - 1, a vpid outside 1..size-1, a positive
+ * status, ranks out of order, more processes than their range holds, and a map time above the
+ * total. *entries (malloc'd, count of them) set only on success. */
+int dvm_map_decode(const void *data, size_t len, uint32_t size, dvm_map_entry_t **entries,
+                   uint32_t *count, char *reason, size_t rsize);
 
 #endif /* ORTE_RUNTIME_DVM_MAP_H */

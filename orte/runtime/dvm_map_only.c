@@ -2,9 +2,10 @@
 /* A job mapped on every node and launched on none (herdrun --do-not-launch --mca
  * herdrun_map_everywhere 1): each node daemon, hosted simulated ones too, maps the job in a
  * virtual session (session_virtual.c: the session daemon's map, in this process, no fork) and
- * reports its share to the root (ORTE_DVM_TAG_MAPPED, dvm_map.h). A process maps one node's
- * share per turn of its loop, so that a process hosting a thousand nodes still forwards
- * broadcasts and heartbeats between them; the root passes each report to herdrun. */
+ * sends its parent one message (ORTE_DVM_TAG_MAPPED, dvm_map.h) with its own report and its
+ * children's subtrees', once it has them all: the root gets one message per child. A process
+ * maps one node's share per turn of its loop, so that a process hosting a thousand nodes still
+ * forwards broadcasts and heartbeats between them; the root passes each report to herdrun. */
 #include "herd_config.h"
 
 #include <stdlib.h>
@@ -17,12 +18,27 @@
 #include "orte/runtime/dvm_map.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/session_virtual.h"
+#include "orte/util/radix.h"
 
 typedef struct dvm_map_item {
     orte_dvm_t *dvm;
     orte_job_launch_t *launch;
     struct dvm_map_item *next;
 } dvm_map_item_t;
+
+/* A daemon's gathering of its subtree's reports for one job. */
+struct dvm_map_gather {
+    uint32_t job_seq;
+    bool own_done; /* its own report is in entries */
+    bool sent;
+    uint32_t first_child;
+    uint32_t num_children;
+    uint32_t waiting; /* children not heard from (the down ones never are: not waited for) */
+    bool *heard;      /* by child index */
+    dvm_map_entry_t *entries;
+    uint32_t count;
+    uint32_t capacity;
+};
 
 struct dvm_map_queue {
     opal_event_t *timer; /* armed (timeout 0) while items wait: one map per turn of the loop */
@@ -143,6 +159,136 @@ static int candidate_table_build(const orte_dvm_t *dvm, const orte_job_launch_t 
 /* ------------------------------------------------------------------------------------------ */
 /* one node's map, and its report */
 
+/* ------------------------------------------------------------------------------------------ */
+/* the subtree's reports, gathered and sent up in one message */
+
+static void gather_free(dvm_map_gather_t *g)
+{
+    if (NULL != g) {
+        free(g->heard);
+        free(g->entries);
+        free(g);
+    }
+}
+
+static int gather_append(dvm_map_gather_t *g, const dvm_map_entry_t *entries, uint32_t count)
+{
+    if (g->count + count > g->capacity) {
+        uint32_t capacity = 2 * (g->count + count);
+        dvm_map_entry_t *grown = realloc(g->entries, capacity * sizeof(*grown));
+        if (NULL == grown) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+        g->entries = grown;
+        g->capacity = capacity;
+    }
+    memcpy(&g->entries[g->count], entries, count * sizeof(*entries));
+    g->count += count;
+    return HERD_SUCCESS;
+}
+
+/* Its own report and every child's subtree are in: one message up. */
+static void gather_try_send(orte_dvm_t *dvm)
+{
+    dvm_map_gather_t *g = dvm->daemon.map_gather;
+    if (NULL == g || g->sent || !g->own_done || g->waiting > 0) {
+        return;
+    }
+    size_t len = dvm_map_message_bytes(g->count);
+    uint8_t *bytes = malloc(len);
+    if (NULL != bytes) {
+        dvm_map_encode(g->entries, g->count, bytes);
+        (void) dvm->ovl->send(dvm->overlay, orte_radix_parent(dvm->vpid, dvm->radix),
+                              ORTE_DVM_TAG_MAPPED, bytes, len);
+    }
+    free(bytes);
+    g->sent = true;
+    free(g->entries);
+    g->entries = NULL;
+    g->count = g->capacity = 0;
+}
+
+static void gather_own(orte_dvm_t *dvm, const dvm_map_report_t *report)
+{
+    dvm_map_gather_t *g = dvm->daemon.map_gather;
+    dvm_map_entry_t mine = {.vpid = dvm->vpid, .report = *report};
+    if (NULL == g || g->job_seq != report->job_seq) {
+        return; /* a newer job's gathering replaced it */
+    }
+    if (HERD_SUCCESS != gather_append(g, &mine, 1)) {
+        /* no room for it: herdrun names this node as one that never reported */
+    }
+    g->own_done = true;
+    gather_try_send(dvm);
+}
+
+/* ORTE_DVM_TAG_MAPPED from a child: its subtree's reports. */
+static void gather_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
+                        size_t length, void *arg)
+{
+    (void) overlay;
+    (void) tag;
+    orte_dvm_t *dvm = arg;
+    dvm_map_gather_t *g = dvm->daemon.map_gather;
+    uint32_t child = NULL != g ? src - g->first_child : 0;
+    if (NULL == g || g->sent || src < g->first_child || child >= g->num_children ||
+        g->heard[child]) {
+        return; /* not a child we wait for */
+    }
+    dvm_map_entry_t *entries = NULL;
+    uint32_t count = 0;
+    char reason[128];
+    if (HERD_SUCCESS ==
+        dvm_map_decode(data, length, dvm->size, &entries, &count, reason, sizeof(reason))) {
+        (void) gather_append(g, entries, count);
+    }
+    /* a malformed subtree is left out: herdrun names its nodes as never reported */
+    free(entries);
+    g->heard[child] = true;
+    g->waiting--;
+    gather_try_send(dvm);
+}
+
+/* A new gathering for the job: the children below (those not down) to wait for. */
+static int gather_start(orte_dvm_t *dvm, uint32_t job_seq)
+{
+    dvm_daemon_t *daemon = &dvm->daemon;
+    if (!daemon->map_recv_registered) {
+        int rc = dvm->ovl->register_recv(dvm->overlay, ORTE_DVM_TAG_MAPPED, gather_recv, dvm);
+        if (HERD_SUCCESS != rc) {
+            return rc;
+        }
+        daemon->map_recv_registered = true;
+    }
+    gather_free(daemon->map_gather);
+    dvm_map_gather_t *g = calloc(1, sizeof(*g));
+    daemon->map_gather = g;
+    if (NULL == g) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    g->job_seq = job_seq;
+    /* children radix*v+1 .. radix*v+radix, those below size */
+    uint64_t first = (uint64_t) dvm->radix * dvm->vpid + 1;
+    uint64_t last = first + dvm->radix;
+    if (last > dvm->size) {
+        last = dvm->size;
+    }
+    g->first_child = (uint32_t) first;
+    g->num_children = first < last ? (uint32_t) (last - first) : 0;
+    g->heard = calloc(g->num_children + 1, sizeof(*g->heard));
+    if (NULL == g->heard) {
+        return HERD_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t c = 0; c < g->num_children; ++c) {
+        g->heard[c] = dvm_loss_is_down(dvm, g->first_child + c);
+        g->waiting += g->heard[c] ? 0 : 1;
+    }
+    return HERD_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* one node's map */
+
 /* This node's index among the job's candidates if it runs processes of it, else UINT32_MAX. */
 static uint32_t participant_candidate(const orte_dvm_t *dvm, const orte_job_launch_t *launch)
 {
@@ -194,9 +340,7 @@ static void map_item(dvm_map_item_t *item)
     if (HERD_SUCCESS != rc) {
         report = (dvm_map_report_t){.job_seq = launch->spec->seq, .status = rc};
     }
-    uint8_t bytes[DVM_MAP_REPORT_BYTES];
-    dvm_map_report_encode(&report, bytes);
-    (void) dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_MAPPED, bytes, sizeof(bytes));
+    gather_own(dvm, &report);
 }
 
 static void queue_arm(dvm_map_queue_t *queue)
@@ -267,6 +411,9 @@ void dvm_map_only_launch(orte_dvm_t *dvm, orte_job_launch_t *launch)
         rc = dvm_map_queue_new(dvm->base, &daemon->map_queue);
         daemon->owns_map_queue = HERD_SUCCESS == rc;
     }
+    if (HERD_SUCCESS == rc) {
+        rc = gather_start(dvm, launch->spec->seq);
+    }
     dvm_map_queue_t *queue = daemon->map_queue;
     if (HERD_SUCCESS == rc && !queue->rmaps_open) {
         rc = orte_rmaps_base_open();
@@ -276,9 +423,7 @@ void dvm_map_only_launch(orte_dvm_t *dvm, orte_job_launch_t *launch)
     if (NULL == item) {
         dvm_map_report_t report = {.job_seq = launch->spec->seq,
                                    .status = HERD_SUCCESS != rc ? rc : HERD_ERR_OUT_OF_RESOURCE};
-        uint8_t bytes[DVM_MAP_REPORT_BYTES];
-        dvm_map_report_encode(&report, bytes);
-        (void) dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_MAPPED, bytes, sizeof(bytes));
+        gather_own(dvm, &report);
         orte_job_launch_free(launch);
         return;
     }
@@ -296,6 +441,8 @@ void dvm_map_only_launch(orte_dvm_t *dvm, orte_job_launch_t *launch)
 void dvm_map_only_release(orte_dvm_t *dvm)
 {
     dvm_daemon_t *daemon = &dvm->daemon;
+    gather_free(daemon->map_gather);
+    daemon->map_gather = NULL;
     dvm_map_queue_t *queue = daemon->map_queue;
     if (NULL == queue) {
         return;
@@ -325,15 +472,28 @@ void dvm_map_only_release(orte_dvm_t *dvm)
 /* ------------------------------------------------------------------------------------------ */
 /* the root: reports go to herdrun */
 
+/* A child's subtree of reports: each to herdrun (a malformed message: its sender, and why). */
 static void mapped_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, const void *data,
                         size_t length, void *arg)
 {
     (void) overlay;
     (void) tag;
     const orte_dvm_t *dvm = arg;
-    if (src > 0 && NULL != dvm->root.mapped_cb) {
-        dvm->root.mapped_cb(src - 1, data, length, dvm->root.mapped_arg);
+    dvm_map_entry_t *entries = NULL;
+    uint32_t count = 0;
+    char reason[128];
+    if (0 == src || NULL == dvm->root.mapped_cb) {
+        return;
     }
+    if (HERD_SUCCESS !=
+        dvm_map_decode(data, length, dvm->size, &entries, &count, reason, sizeof(reason))) {
+        dvm->root.mapped_cb(src - 1, NULL, reason, dvm->root.mapped_arg);
+        return;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        dvm->root.mapped_cb(entries[i].vpid - 1, &entries[i].report, NULL, dvm->root.mapped_arg);
+    }
+    free(entries);
 }
 
 void orte_dvm_root_traffic(const orte_dvm_t *dvm, orte_dvm_traffic_t *traffic)

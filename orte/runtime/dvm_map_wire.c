@@ -4,7 +4,9 @@
  * own. */
 #include "herd_config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "orte/runtime/dvm_map.h"
@@ -79,10 +81,10 @@ static uint64_t get64(const uint8_t *p)
     return ((uint64_t) get32(p) << 32) | get32(p + 4);
 }
 
-void dvm_map_report_encode(const dvm_map_report_t *r, uint8_t out[DVM_MAP_REPORT_BYTES])
+static uint8_t *encode_entry(uint8_t *p, const dvm_map_entry_t *e)
 {
-    uint8_t *p = out;
-    *p++ = DVM_MAP_WIRE_VERSION;
+    const dvm_map_report_t *r = &e->report;
+    p = put32(p, e->vpid);
     p = put32(p, r->job_seq);
     p = put32(p, (uint32_t) r->status);
     p = put32(p, r->num_procs);
@@ -91,46 +93,86 @@ void dvm_map_report_encode(const dvm_map_report_t *r, uint8_t out[DVM_MAP_REPORT
     p = put64(p, r->rank_sum);
     p = put64(p, r->map_sum);
     p = put64(p, r->map_ns);
-    (void) put64(p, r->total_ns);
+    return put64(p, r->total_ns);
 }
 
-int dvm_map_report_decode(const void *data, size_t len, dvm_map_report_t *report, char *reason,
-                          size_t rsize)
+void dvm_map_encode(const dvm_map_entry_t *entries, uint32_t count, uint8_t *out)
+{
+    uint8_t *p = out;
+    *p++ = DVM_MAP_WIRE_VERSION;
+    p = put32(p, count);
+    for (uint32_t i = 0; i < count; ++i) {
+        p = encode_entry(p, &entries[i]);
+    }
+}
+
+static bool decode_entry(const uint8_t *p, uint32_t size, dvm_map_entry_t *e, char *reason,
+                         size_t rsize)
+{
+    dvm_map_report_t r = {
+        .job_seq = get32(p + 4),
+        .status = (int32_t) get32(p + 8),
+        .num_procs = get32(p + 12),
+        .first = get32(p + 16),
+        .last = get32(p + 20),
+        .rank_sum = get64(p + 24),
+        .map_sum = get64(p + 32),
+        .map_ns = get64(p + 40),
+        .total_ns = get64(p + 48),
+    };
+    e->vpid = get32(p);
+    if (0 == e->vpid || e->vpid >= size) {
+        snprintf(reason, rsize, "a report of daemon %u, not one of 1-%u", e->vpid, size - 1);
+        return false;
+    }
+    if (r.status > 0) {
+        snprintf(reason, rsize, "status %d is not a herd status", (int) r.status);
+        return false;
+    }
+    if (0 == r.num_procs ? (0 != r.first || 0 != r.last || 0 != r.rank_sum || 0 != r.map_sum)
+                         : (r.first > r.last || r.num_procs - 1u > r.last - r.first)) {
+        snprintf(reason, rsize, "%u processes do not fit ranks %u-%u", r.num_procs, r.first,
+                 r.last);
+        return false;
+    }
+    if (r.map_ns > r.total_ns) {
+        snprintf(reason, rsize, "a map time above the total");
+        return false;
+    }
+    e->report = r;
+    return true;
+}
+
+int dvm_map_decode(const void *data, size_t len, uint32_t size, dvm_map_entry_t **entries,
+                   uint32_t *count, char *reason, size_t rsize)
 {
     const uint8_t *p = data;
-    if (DVM_MAP_REPORT_BYTES != len || NULL == p) {
-        snprintf(reason, rsize, "%zu bytes, not %u", len, DVM_MAP_REPORT_BYTES);
+    if (len < DVM_MAP_HEADER_BYTES || NULL == p) {
+        snprintf(reason, rsize, "%zu bytes, shorter than its header", len);
         return HERD_ERR_UNPACK_FAILURE;
     }
     if (DVM_MAP_WIRE_VERSION != p[0]) {
         snprintf(reason, rsize, "version %u, not %u", p[0], DVM_MAP_WIRE_VERSION);
         return HERD_ERR_VERSION_MISMATCH;
     }
-    dvm_map_report_t r = {
-        .job_seq = get32(p + 1),
-        .status = (int32_t) get32(p + 5),
-        .num_procs = get32(p + 9),
-        .first = get32(p + 13),
-        .last = get32(p + 17),
-        .rank_sum = get64(p + 21),
-        .map_sum = get64(p + 29),
-        .map_ns = get64(p + 37),
-        .total_ns = get64(p + 45),
-    };
-    if (r.status > 0) {
-        snprintf(reason, rsize, "status %d is not a herd status", (int) r.status);
+    uint32_t n = get32(p + 1);
+    if (0 == n || size < 2 || n > size - 1 || len != dvm_map_message_bytes(n)) {
+        snprintf(reason, rsize, "%u reports in %zu bytes, from a DVM of %u daemons", n, len, size);
         return HERD_ERR_UNPACK_FAILURE;
     }
-    if (0 == r.num_procs ? (0 != r.first || 0 != r.last || 0 != r.rank_sum || 0 != r.map_sum)
-                         : (r.first > r.last || r.num_procs - 1u > r.last - r.first)) {
-        snprintf(reason, rsize, "%u processes do not fit ranks %u-%u", r.num_procs, r.first,
-                 r.last);
-        return HERD_ERR_UNPACK_FAILURE;
+    dvm_map_entry_t *out = malloc(n * sizeof(*out)); /* n is bounded by len */
+    if (NULL == out) {
+        snprintf(reason, rsize, "out of memory");
+        return HERD_ERR_OUT_OF_RESOURCE;
     }
-    if (r.map_ns > r.total_ns) {
-        snprintf(reason, rsize, "a map time above the total");
-        return HERD_ERR_UNPACK_FAILURE;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (!decode_entry(p + DVM_MAP_HEADER_BYTES + (size_t) i * DVM_MAP_ENTRY_BYTES, size,
+                          &out[i], reason, rsize)) {
+            free(out);
+            return HERD_ERR_UNPACK_FAILURE;
+        }
     }
-    *report = r;
+    *entries = out;
+    *count = n;
     return HERD_SUCCESS;
 }

@@ -136,6 +136,10 @@ static void node_problem(map_state_t *st, uint32_t node, const char *topic, ...)
     va_start(ap, topic);
     char *text = opal_show_help_vstring(LAUNCH_HELP_FILE, topic, false, ap);
     va_end(ap);
+    size_t len = NULL != text ? strlen(text) : 0;
+    while (len > 0 && '\n' == text[len - 1]) {
+        text[--len] = '\0'; /* one line with the node's name */
+    }
     opal_show_help(LAUNCH_HELP_FILE, "map-everywhere-node", false, node_name(st, node), node + 1,
                    NULL != text ? text : topic);
     free(text);
@@ -166,31 +170,29 @@ static void check_report(map_state_t *st, uint32_t node, const dvm_map_report_t 
     }
 }
 
-static void mapped_cb(uint32_t node, const void *data, size_t len, void *arg)
+static void mapped_cb(uint32_t node, const dvm_map_report_t *r, const char *malformed, void *arg)
 {
     map_state_t *st = arg;
-    dvm_map_report_t r;
-    char reason[128] = "";
     if (node >= st->num_nodes || st->complete) {
         return;
     }
     st->last_s = seconds_since(&st->start);
     orte_dvm_root_traffic(st->dvm, &st->after);
-    int rc = dvm_map_report_decode(data, len, &r, reason, sizeof(reason));
+    if (NULL == r) {
+        /* its subtree's reports are lost with it: they are named when the wait ends */
+        node_problem(st, node, "map-everywhere-malformed", malformed);
+        return;
+    }
     if (st->heard[node]) {
         node_problem(st, node, "map-everywhere-twice");
         return;
     }
     st->heard[node] = true;
     st->num_heard++;
-    if (HERD_SUCCESS != rc) {
-        node_problem(st, node, "map-everywhere-malformed", reason);
-    } else {
-        st->got[node] = r;
-        st->procs += r.num_procs;
-        st->rank_sum += r.rank_sum;
-        check_report(st, node, &r);
-    }
+    st->got[node] = *r;
+    st->procs += r->num_procs;
+    st->rank_sum += r->rank_sum;
+    check_report(st, node, r);
     if (st->num_heard >= st->expected_nodes) {
         st->complete = true;
         opal_event_base_stop(st->job->base);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The map report of a job mapped on every node (orte/runtime/dvm_map_wire.c): round-tripped,
- * its checksums telling maps apart, and malformed reports rejected with a reason, the output
- * left alone, never a crash. */
+/* The map reports of a job mapped on every node (orte/runtime/dvm_map_wire.c): a subtree's
+ * message round-tripped, the checksums telling maps apart, herdrun's verdict on a report, and
+ * malformed messages rejected with a reason, the output left alone, never a crash. */
 #include "herd_config.h"
 
 #include <setjmp.h>
@@ -34,35 +34,40 @@ static dvm_map_report_t sample(void)
     return r;
 }
 
+#define DVM_SIZE 17 /* daemons 1..16 */
+
 static void test_round_trip(void **state)
 {
     (void) state;
-    dvm_map_report_t r = sample(), back;
-    uint8_t bytes[DVM_MAP_REPORT_BYTES];
+    /* a subtree: this node's report, one with no processes, one that could not map */
+    dvm_map_entry_t in[3] = {{.vpid = 3, .report = sample()},
+                             {.vpid = 16, .report = {.job_seq = 7}},
+                             {.vpid = 4, .report = {.job_seq = 7, .status = HERD_ERR_SILENT}}};
+    uint8_t bytes[DVM_MAP_HEADER_BYTES + 3 * DVM_MAP_ENTRY_BYTES];
+    assert_int_equal(dvm_map_message_bytes(3), sizeof(bytes));
+    dvm_map_encode(in, 3, bytes);
+    dvm_map_entry_t *out = NULL;
+    uint32_t count = 0;
     char reason[128];
-    assert_int_equal(r.num_procs, 2);
-    assert_int_equal(r.first, 4);
-    assert_int_equal(r.last, 9);
-    dvm_map_report_encode(&r, bytes);
-    assert_int_equal(dvm_map_report_decode(bytes, sizeof(bytes), &back, reason, sizeof(reason)),
-                     HERD_SUCCESS);
-    uint8_t again[DVM_MAP_REPORT_BYTES];
-    dvm_map_report_encode(&back, again);
+    assert_int_equal(
+        dvm_map_decode(bytes, sizeof(bytes), DVM_SIZE, &out, &count, reason, sizeof(reason)),
+        HERD_SUCCESS);
+    assert_int_equal(count, 3);
+    assert_int_equal(out[0].vpid, 3);
+    assert_int_equal(out[0].report.job_seq, 7);
+    assert_int_equal(out[0].report.num_procs, 2);
+    assert_int_equal(out[0].report.first, 4);
+    assert_int_equal(out[0].report.last, 9);
+    assert_true(out[0].report.rank_sum == in[0].report.rank_sum &&
+                out[0].report.map_sum == in[0].report.map_sum);
+    assert_true(out[0].report.map_ns == 5 && out[0].report.total_ns == 9);
+    assert_int_equal(out[1].vpid, 16);
+    assert_int_equal(out[1].report.num_procs, 0);
+    assert_int_equal(out[2].report.status, HERD_ERR_SILENT);
+    uint8_t again[sizeof(bytes)];
+    dvm_map_encode(out, count, again);
     assert_memory_equal(bytes, again, sizeof(bytes));
-    assert_int_equal(back.job_seq, 7);
-    assert_int_equal(back.last, 9);
-    assert_true(back.rank_sum == r.rank_sum && back.map_sum == r.map_sum);
-    assert_true(back.map_ns == 5 && back.total_ns == 9);
-    /* a node without processes, and a node that could not map */
-    dvm_map_report_t none = {.job_seq = 7}, failed = {.job_seq = 7, .status = HERD_ERR_SILENT};
-    dvm_map_report_encode(&none, bytes);
-    assert_int_equal(dvm_map_report_decode(bytes, sizeof(bytes), &back, reason, sizeof(reason)),
-                     HERD_SUCCESS);
-    assert_int_equal(back.num_procs, 0);
-    dvm_map_report_encode(&failed, bytes);
-    assert_int_equal(dvm_map_report_decode(bytes, sizeof(bytes), &back, reason, sizeof(reason)),
-                     HERD_SUCCESS);
-    assert_int_equal(back.status, HERD_ERR_SILENT);
+    free(out);
 }
 
 /* The nodes' rank sums add up to the job's whatever the split; a rank twice or missing, another
@@ -122,70 +127,87 @@ static void test_compare(void **state)
 
 static void expect_rejected(const uint8_t *bytes, size_t len, int rc)
 {
-    dvm_map_report_t out, before;
-    memset(&out, 0xa5, sizeof(out));
-    before = out;
+    dvm_map_entry_t *out = (dvm_map_entry_t *) bytes; /* must stay as it is */
+    uint32_t count = 12345;
     char reason[128] = "";
-    assert_int_equal(dvm_map_report_decode(bytes, len, &out, reason, sizeof(reason)), rc);
+    assert_int_equal(dvm_map_decode(bytes, len, DVM_SIZE, &out, &count, reason, sizeof(reason)),
+                     rc);
     assert_true('\0' != reason[0]);
-    assert_memory_equal(&out, &before, sizeof(out)); /* set only on success */
+    assert_ptr_equal(out, bytes); /* set only on success */
+    assert_int_equal(count, 12345);
+}
+
+/* One report of daemon 3 as r, with its last byte cut or one byte more. */
+static void expect_entry_rejected(dvm_map_report_t r, uint32_t vpid)
+{
+    dvm_map_entry_t e = {.vpid = vpid, .report = r};
+    uint8_t bytes[DVM_MAP_HEADER_BYTES + DVM_MAP_ENTRY_BYTES];
+    dvm_map_encode(&e, 1, bytes);
+    expect_rejected(bytes, sizeof(bytes), HERD_ERR_UNPACK_FAILURE);
 }
 
 static void test_malformed(void **state)
 {
     (void) state;
     dvm_map_report_t r = sample();
-    uint8_t bytes[DVM_MAP_REPORT_BYTES + 1];
-    dvm_map_report_encode(&r, bytes);
-    bytes[DVM_MAP_REPORT_BYTES] = 0;
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES - 1, HERD_ERR_UNPACK_FAILURE);
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES + 1, HERD_ERR_UNPACK_FAILURE);
-    expect_rejected(bytes, 0, HERD_ERR_UNPACK_FAILURE);
+    dvm_map_entry_t e = {.vpid = 3, .report = r};
+    uint8_t bytes[DVM_MAP_HEADER_BYTES + DVM_MAP_ENTRY_BYTES + 1];
+    dvm_map_encode(&e, 1, bytes);
+    bytes[sizeof(bytes) - 1] = 0;
+    expect_rejected(bytes, sizeof(bytes) - 2, HERD_ERR_UNPACK_FAILURE); /* cut */
+    expect_rejected(bytes, sizeof(bytes), HERD_ERR_UNPACK_FAILURE);     /* a byte more */
+    expect_rejected(bytes, 4, HERD_ERR_UNPACK_FAILURE);                 /* no header */
     expect_rejected(NULL, 0, HERD_ERR_UNPACK_FAILURE);
+    uint8_t none[DVM_MAP_HEADER_BYTES];
+    dvm_map_encode(NULL, 0, none);
+    expect_rejected(none, sizeof(none), HERD_ERR_UNPACK_FAILURE); /* no report */
+    /* a count far above the DVM's size, with the bytes to match it missing */
+    uint8_t huge[DVM_MAP_HEADER_BYTES] = {DVM_MAP_WIRE_VERSION, 0xff, 0xff, 0xff, 0xff};
+    expect_rejected(huge, sizeof(huge), HERD_ERR_UNPACK_FAILURE);
+    dvm_map_encode(&e, 1, bytes);
+    bytes[0] = DVM_MAP_WIRE_VERSION + 1;
+    expect_rejected(bytes, DVM_MAP_HEADER_BYTES + DVM_MAP_ENTRY_BYTES, HERD_ERR_VERSION_MISMATCH);
 
+    expect_entry_rejected(r, 0);        /* the root maps nothing */
+    expect_entry_rejected(r, DVM_SIZE); /* no such daemon */
     dvm_map_report_t bad = r;
     bad.status = 3; /* not a herd status */
-    dvm_map_report_encode(&bad, bytes);
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES, HERD_ERR_UNPACK_FAILURE);
+    expect_entry_rejected(bad, 3);
     bad = r;
     bad.num_procs = 7; /* 7 ranks in 4..9 */
-    dvm_map_report_encode(&bad, bytes);
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES, HERD_ERR_UNPACK_FAILURE);
+    expect_entry_rejected(bad, 3);
     bad = r;
     bad.first = 10; /* after last */
-    dvm_map_report_encode(&bad, bytes);
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES, HERD_ERR_UNPACK_FAILURE);
+    expect_entry_rejected(bad, 3);
     bad = (dvm_map_report_t){.first = 3}; /* no processes but a rank */
-    dvm_map_report_encode(&bad, bytes);
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES, HERD_ERR_UNPACK_FAILURE);
+    expect_entry_rejected(bad, 3);
     bad = r;
     bad.map_ns = bad.total_ns + 1;
-    dvm_map_report_encode(&bad, bytes);
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES, HERD_ERR_UNPACK_FAILURE);
-    dvm_map_report_encode(&r, bytes);
-    bytes[0] = DVM_MAP_WIRE_VERSION + 1;
-    expect_rejected(bytes, DVM_MAP_REPORT_BYTES, HERD_ERR_VERSION_MISMATCH);
+    expect_entry_rejected(bad, 3);
 }
 
-/* Every byte of a valid report changed to every value: accepted or rejected, never a crash, and
+/* Every byte of a valid message changed to every value: accepted or rejected, never a crash, and
  * what is accepted encodes to the same bytes. */
 static void test_every_byte(void **state)
 {
     (void) state;
-    dvm_map_report_t r = sample();
-    uint8_t valid[DVM_MAP_REPORT_BYTES];
-    dvm_map_report_encode(&r, valid);
+    dvm_map_entry_t in[2] = {{.vpid = 3, .report = sample()}, {.vpid = 5, .report = sample()}};
+    uint8_t valid[DVM_MAP_HEADER_BYTES + 2 * DVM_MAP_ENTRY_BYTES];
+    dvm_map_encode(in, 2, valid);
     for (size_t i = 0; i < sizeof(valid); ++i) {
         for (unsigned v = 0; v < 256; ++v) {
-            uint8_t bytes[DVM_MAP_REPORT_BYTES], again[DVM_MAP_REPORT_BYTES];
+            uint8_t bytes[sizeof(valid)], again[sizeof(valid)];
             memcpy(bytes, valid, sizeof(bytes));
             bytes[i] = (uint8_t) v;
-            dvm_map_report_t out;
+            dvm_map_entry_t *out = NULL;
+            uint32_t count = 0;
             char reason[128];
-            if (HERD_SUCCESS ==
-                dvm_map_report_decode(bytes, sizeof(bytes), &out, reason, sizeof(reason))) {
-                dvm_map_report_encode(&out, again);
+            if (HERD_SUCCESS == dvm_map_decode(bytes, sizeof(bytes), DVM_SIZE, &out, &count, reason,
+                                               sizeof(reason))) {
+                assert_int_equal(count, 2);
+                dvm_map_encode(out, count, again);
                 assert_memory_equal(bytes, again, sizeof(bytes));
+                free(out);
             }
         }
     }
