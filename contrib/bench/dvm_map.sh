@@ -54,7 +54,7 @@ for np in $SMALL $NP; do
     times=$(sed -n 's/.*the mapper \([0-9.\/]*\) ms (min\/median\/max), the virtual session in all \([0-9.\/]*\) ms.*/\1 \2/p' "$out")
     last=$(sed -n 's/^herdrun: last report \([0-9.]*\) s after.*/\1/p' "$out")
     ready=$(sed -n 's/.* was ready \([0-9.]*\) s after it started.*/\1/p' "$out")
-    root=$(sed -n 's/.* then \([0-9]*\) messages arrived (\([0-9]*\) bytes in.*/\1 \2/p' "$out" |
+    root=$(sed -n 's/.* then \([0-9]*\) messages of reports arrived, one per child (\([0-9]*\) bytes in.*/\1 \2/p' "$out" |
         awk '{printf "%d/%.1f", $1, $2 / 1024}')
     printf '%-6s %-8s %-9s %-10s %-9s %-20s %-20s %-18s %-10s %-8s %s\n' "$NODES" "$np" \
         "$ready" "$launch" "$reported" "${times% *}" "${times#* }" "$root" "$last" \

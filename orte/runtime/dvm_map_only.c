@@ -157,9 +157,6 @@ static int candidate_table_build(const orte_dvm_t *dvm, const orte_job_launch_t 
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* one node's map, and its report */
-
-/* ------------------------------------------------------------------------------------------ */
 /* the subtree's reports, gathered and sent up in one message */
 
 static void gather_free(dvm_map_gather_t *g)
@@ -215,9 +212,8 @@ static void gather_own(orte_dvm_t *dvm, const dvm_map_report_t *report)
     if (NULL == g || g->job_seq != report->job_seq) {
         return; /* a newer job's gathering replaced it */
     }
-    if (HERD_SUCCESS != gather_append(g, &mine, 1)) {
-        /* no room for it: herdrun names this node as one that never reported */
-    }
+    /* no room for it: herdrun names this node as one that never reported */
+    (void) gather_append(g, &mine, 1);
     g->own_done = true;
     gather_try_send(dvm);
 }

@@ -196,11 +196,7 @@ static void mapped_cb(uint32_t node, const dvm_map_report_t *r, const char *malf
     if (st->num_heard >= st->expected_nodes) {
         st->complete = true;
         opal_event_base_stop(st->job->base);
-        return;
     }
-    /* the timeout counts from the last report: a big DVM maps for minutes, a silent one not */
-    struct timeval tv = {.tv_sec = launch_params_start_timeout(), .tv_usec = 0};
-    (void) opal_event_add(st->timer, &tv);
 }
 
 static void timeout_cb(int fd, short what, void *arg)
@@ -297,7 +293,7 @@ static int summarize(const map_state_t *st, double wall_s)
         if (st->timed_out) {
             opal_show_help(LAUNCH_HELP_FILE, "map-everywhere-missing", false, jobid,
                            st->expected_nodes - st->num_heard, st->expected_nodes,
-                           launch_params_start_timeout(), missing);
+                           (int) st->job->spec->timeout, missing);
         }
         return 1; /* else the DVM failed, and said why */
     }
@@ -379,8 +375,13 @@ int launch_map_everywhere(launch_job_t *job, const opal_buffer_t *message, int *
     orte_dvm_root_traffic(st.dvm, &st.before);
     st.after = st.before;
     st.message_bytes = message->used;
-    struct timeval tv = {.tv_sec = launch_params_start_timeout(), .tv_usec = 0};
-    (void) opal_event_add(st.timer, &tv);
+    /* Reports come a subtree at a time, the last ones when the slowest subtree is done (minutes
+     * for a million processes on 16,384 nodes of one host), so no silence means anything: a
+     * node lost or hung stops herdrun's DVM (heartbeats), and --timeout bounds the whole. */
+    if (job->spec->timeout > 0) {
+        struct timeval tv = {.tv_sec = (time_t) job->spec->timeout, .tv_usec = 0};
+        (void) opal_event_add(st.timer, &tv);
+    }
     rc = orte_dvm_root_command(st.dvm, ORTE_DVM_CMD_LAUNCH, message->base, message->used);
     if (HERD_SUCCESS == rc) {
         opal_event_base_loop(job->base, false);
