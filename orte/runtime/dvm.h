@@ -30,6 +30,8 @@ enum {
                                   * simulated nodes' start-up, dvm_kinds.c) */
     /* daemon -> root: {jobid}: the job's session slot on the daemon's node is free */
     ORTE_DVM_TAG_SESSION_END = 12,
+    /* daemon -> parent: its own and its subtree's maps of a job launched nowhere (dvm_map.h) */
+    ORTE_DVM_TAG_MAPPED = 14,
 };
 
 /* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
@@ -47,6 +49,12 @@ typedef void (*orte_dvm_job_error_cb_t)(const char *jobid, const char *node, con
 /* Root side: a job submitted with orte_dvm_root_submit() waits for a free session slot on node
  * waiting_on, or (waiting_on NULL) got its slots and was broadcast. */
 typedef void (*orte_dvm_job_queue_cb_t)(const char *jobid, const char *waiting_on, void *arg);
+/* Root side: node node_index reported its map of a job mapped everywhere and launched nowhere
+ * (dvm_map.h), or (report NULL) sent a malformed message of its subtree's reports: malformed
+ * says why. */
+struct dvm_map_report;
+typedef void (*orte_dvm_mapped_cb_t)(uint32_t node_index, const struct dvm_map_report *report,
+                                     const char *malformed, void *arg);
 /* Root side: SIGINT, SIGTERM or SIGHUP arrived (handled in the loop). */
 typedef void (*orte_dvm_signal_cb_t)(int signo, void *arg);
 
@@ -104,6 +112,16 @@ OPAL_EXPORT void orte_dvm_root_withdraw(orte_dvm_t *dvm, const char *jobid);
 OPAL_EXPORT void orte_dvm_root_set_job_queue_cb(orte_dvm_t *dvm, orte_dvm_job_queue_cb_t cb,
                                                 void *arg);
 /* With a callback set, signals no longer stop the DVM: the callback decides. */
+/* What the root's own endpoint carried so far, and when the DVM was ready. */
+typedef struct orte_dvm_traffic {
+    double ready_seconds; /* since the root started */
+    uint64_t messages_delivered;
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+} orte_dvm_traffic_t;
+OPAL_EXPORT void orte_dvm_root_traffic(const orte_dvm_t *dvm, orte_dvm_traffic_t *traffic);
+/* The map reports go to cb (NULL: nobody, they are dropped). */
+OPAL_EXPORT int orte_dvm_root_set_mapped_cb(orte_dvm_t *dvm, orte_dvm_mapped_cb_t cb, void *arg);
 OPAL_EXPORT void orte_dvm_root_set_signal_cb(orte_dvm_t *dvm, orte_dvm_signal_cb_t cb, void *arg);
 /* The tool socket (orte/runtime/dvm_tool.h) orte_dvm_root_write_uri() names. */
 OPAL_EXPORT void orte_dvm_root_set_tool_path(orte_dvm_t *dvm, const char *path);

@@ -118,6 +118,7 @@ static void daemon_reap(orte_dvm_t *dvm)
 static void daemon_release(orte_dvm_t *dvm)
 {
     dvm_jobs_release(dvm);
+    dvm_map_only_release(dvm);
     dvm_kinds_release(dvm);
     dvm_loss_daemon_release(dvm);
     free(dvm->daemon.inventory_block);

@@ -13,7 +13,8 @@
  *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching
  *   dvm_virtual_root.c  the root's launch of processes hosting many simulated nodes each
  *   dvm_virtual_host.c  such a process: many node daemons on one event loop
- *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c) */
+ *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c)
+ *   dvm_map_only.c  a job mapped on every node, launched nowhere (report wire: dvm_map_wire.c) */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
 #define ORTE_RUNTIME_DVM_INTERNAL_H
 
@@ -125,6 +126,8 @@ typedef struct dvm_root {
     bool *awaiting;                /* by vpid */
     opal_event_t *reattach_timer; /* armed while some are awaited */
     dvm_slots_t *slots;           /* made at the first submission */
+    orte_dvm_mapped_cb_t mapped_cb; /* a job mapped everywhere: its reports (dvm_map_only.c) */
+    void *mapped_arg;
 } dvm_root_t;
 
 /* A session daemon a node daemon started for a job. */
@@ -161,6 +164,12 @@ typedef struct dvm_daemon {
      * and the DVM's common session ports, one per slot; NULL otherwise */
     const orte_allocation_t *names;
     const uint16_t *session_ports;
+    /* jobs mapped here and launched nowhere, one node per turn of the loop (dvm_map_only.c):
+     * the host's, shared by its nodes, or this daemon's own */
+    struct dvm_map_queue *map_queue;
+    bool owns_map_queue;
+    struct dvm_map_gather *map_gather; /* this node's subtree's reports, for the parent */
+    bool map_recv_registered;
 } dvm_daemon_t;
 
 struct orte_dvm {
@@ -361,6 +370,19 @@ int dvm_kinds_request_xml(orte_dvm_t *dvm);
 size_t dvm_kinds_table_bytes(const orte_dvm_t *dvm);
 uint32_t dvm_kinds_count(const orte_dvm_t *dvm);
 void dvm_kinds_release(orte_dvm_t *dvm);
+
+/* dvm_map_only.c: a job mapped on every node in virtual sessions, launched nowhere */
+typedef struct dvm_map_queue dvm_map_queue_t;
+typedef struct dvm_map_gather dvm_map_gather_t;
+/* A queue of maps to make on base, one per turn of the loop (a host's, shared by its nodes). */
+int dvm_map_queue_new(opal_event_base_t *base, dvm_map_queue_t **queue);
+void dvm_map_queue_free(dvm_map_queue_t *queue);
+/* ORTE_DVM_CMD_LAUNCH of a job flagged ORTE_JOB_FLAG_DO_NOT_LAUNCH: map this node's share in a
+ * virtual session and report it to the root (every node reports, 0 processes where it has
+ * none). Takes launch. */
+void dvm_map_only_launch(orte_dvm_t *dvm, struct orte_job_launch *launch);
+/* Forget this daemon's maps still queued (and its own queue). */
+void dvm_map_only_release(orte_dvm_t *dvm);
 
 /* dvm_jobs.c: a node daemon's session daemons */
 /* Listen on the node's static session endpoints (one per slot) and list them in the

@@ -288,6 +288,10 @@ void dvm_jobs_launch(orte_dvm_t *dvm, const uint8_t *data, size_t len)
         job_error(dvm, "?", "bad-launch", dvm->daemon.mine->node_name, opal_strerror(rc));
         return;
     }
+    if (launch->spec->flags & ORTE_JOB_FLAG_DO_NOT_LAUNCH) {
+        dvm_map_only_launch(dvm, launch); /* mapped in a virtual session, launched nowhere */
+        return;
+    }
     uint32_t candidate = my_candidate(dvm, launch);
     dvm_session_t *s = NULL;
     if (UINT32_MAX == candidate) { /* no processes here */

@@ -47,6 +47,7 @@ typedef struct virtual_host {
     uint16_t *session_ports; /* the DVM's common session ports, one per slot */
     size_t num_session_ports;
     char scratch_uri[64]; /* dvm_boot_ancestors' answers, copied at once */
+    dvm_map_queue_t *map_queue; /* the nodes' maps of jobs launched nowhere, one per turn */
 } virtual_host_t;
 
 static void bootstrap_error(const char *what)
@@ -147,6 +148,7 @@ static int start_node(virtual_host_t *host, const orte_dvm_t *first, const dvm_b
     dvm->survive_loss = first->survive_loss;
     dvm->daemon.names = host->allocation;
     dvm->daemon.session_ports = host->session_ports;
+    dvm->daemon.map_queue = host->map_queue;
     if (first_of_kind) {
         rc = orte_inventory_collect(host->names[i], host->topologies[kind], boot->fabric_components,
                                     &host->kinds[kind]);
@@ -280,6 +282,7 @@ static void host_close(virtual_host_t *host)
     orte_grpcomm_base_close();
     orte_overlay_base_close();
     opal_signal_pipe_close(host->signals);
+    dvm_map_queue_free(host->map_queue);
     opal_event_base_free(host->base);
     for (uint32_t k = 0; NULL != host->kinds && NULL != host->topologies && host->topologies[k];
          ++k) {
@@ -345,6 +348,9 @@ static int host_run(virtual_host_t *host, const orte_dvm_t *first, const dvm_boo
     int rc = opal_event_base_create(&host->base);
     if (HERD_SUCCESS == rc) {
         rc = opal_signal_pipe_open(host->base, caught, host_signal_cb, host, &host->signals);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = dvm_map_queue_new(host->base, &host->map_queue);
     }
     size_t num_kinds = opal_argv_count(host->topologies);
     host->kinds = calloc(num_kinds, sizeof(*host->kinds));

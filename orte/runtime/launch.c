@@ -199,7 +199,10 @@ static int run_job(launch_job_t *job, int *exit_status)
     opal_buffer_t message;
     opal_buffer_init(&message);
     job->flow_began = true;
-    int rc = name_job(job);
+    int rc = launch_map_everywhere_check(job);
+    if (HERD_SUCCESS == rc) {
+        rc = name_job(job);
+    }
     if (HERD_SUCCESS == rc) {
         rc = launch_plan_candidates(job);
     }
@@ -220,6 +223,9 @@ static int run_job(launch_job_t *job, int *exit_status)
         orte_launch_check_settings();
         if (!launching(job)) {
             *exit_status = 0;
+            if (launch_params_map_everywhere()) {
+                rc = launch_map_everywhere(job, &message, exit_status);
+            }
         } else if (HERD_SUCCESS == (rc = launch_timers_start(job)) &&
                    HERD_SUCCESS == (rc = job->backend->start(job, &message))) {
             /* after the start: a local job's session daemon is forked by then, without the

@@ -292,6 +292,14 @@ void launch_spawn_release(launch_job_t *job);
 /* launch_params.c: herdrun's MCA variables. */
 int launch_params_start_timeout(void);
 bool launch_params_direct(void);
+bool launch_params_map_everywhere(void);
+
+/* launch_map.c: herdrun_map_everywhere */
+/* Refuse (said) herdrun_map_everywhere without --do-not-launch or herdrun's own DVM. */
+int launch_map_everywhere_check(const launch_job_t *job);
+/* Broadcast the launch for every node daemon to map, collect and check the reports, print the
+ * summary; *exit_status 0 when every node mapped its share of herdrun's map. */
+int launch_map_everywhere(launch_job_t *job, const opal_buffer_t *message, int *exit_status);
 uint32_t launch_params_proctable_max(void);
 
 /* launch_tools.c: the process table for tools and debuggers. */

@@ -16,11 +16,13 @@
 static bool launch_direct = true;
 static int launch_start_timeout = 60;
 static int launch_proctable_max = 65536;
+static bool launch_map_everywhere_var = false;
 
 int orte_launch_register_params(void)
 {
     launch_start_timeout = 60;
     launch_proctable_max = 65536;
+    launch_map_everywhere_var = false;
     const opal_mca_var_def_t defs[] = {
         {.name = "direct",
          .type = OPAL_MCA_VAR_BOOL,
@@ -40,6 +42,12 @@ int orte_launch_register_params(void)
                  "herdrun as soon as every process started, for debuggers (MPIR_proctable); a "
                  "larger job's table is only fetched when a tool asks (--stop-on-exec always "
                  "fetches it)"},
+        {.name = "map_everywhere",
+         .type = OPAL_MCA_VAR_BOOL,
+         .storage = &launch_map_everywhere_var,
+         .help = "With --do-not-launch, on the DVM herdrun starts: every node daemon maps the "
+                 "job as its session daemon would (without starting anything) and reports its "
+                 "share; herdrun checks each against its own map and prints a summary"},
     };
     int rc = opal_mca_var_register_framework_table("herdrun", defs, OPAL_MCA_VAR_DEFS_COUNT(defs));
     if (HERD_SUCCESS == rc && launch_start_timeout < 1) {
@@ -57,6 +65,11 @@ int launch_params_start_timeout(void)
 uint32_t launch_params_proctable_max(void)
 {
     return launch_proctable_max > 0 ? (uint32_t) launch_proctable_max : 0;
+}
+
+bool launch_params_map_everywhere(void)
+{
+    return launch_map_everywhere_var;
 }
 
 bool launch_params_direct(void)

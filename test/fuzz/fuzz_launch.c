@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
  * participants, XML pairs), the process record, the node inventory and the inventories by kind
- * (hosted simulated nodes' start-up), each decoded from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */
+ * (hosted simulated nodes' start-up) and a node's map report (a job mapped everywhere), each
+ * decoded from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages
+ * there as seeds. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include "opal/util/argv.h"
 #include "orte/util/inventory.h"
 #include "orte/runtime/dvm_kinds.h"
+#include "orte/runtime/dvm_map.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/proc_record.h"
 #include "test/fuzz/fuzz.h"
@@ -192,6 +195,37 @@ static void fuzz_kinds(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
     dvm_kinds_table_free(kinds);
 }
 
+/* A subtree's map reports that decode encode to the same bytes, every vpid inside the DVM; a
+ * message that does not decode leaves the output alone and says why. */
+static void fuzz_mapped(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
+{
+    uint32_t dvm_size = UINT32_MAX == num_dvm_nodes ? 256 : num_dvm_nodes + 1;
+    dvm_map_entry_t *entries = FUZZ_SENTINEL;
+    uint32_t count = 0;
+    char reason[128] = "";
+    int rc = dvm_map_decode(data, size, dvm_size, &entries, &count, reason, sizeof(reason));
+    if (HERD_SUCCESS != rc) {
+        FUZZ_CHECK(HERD_ERR_UNPACK_FAILURE == rc || HERD_ERR_VERSION_MISMATCH == rc ||
+                   HERD_ERR_OUT_OF_RESOURCE == rc);
+        FUZZ_CHECK('\0' != reason[0]);
+        FUZZ_CHECK(FUZZ_SENTINEL == entries && 0 == count);
+        return;
+    }
+    FUZZ_CHECK(count >= 1 && count < dvm_size && size == dvm_map_message_bytes(count));
+    for (uint32_t i = 0; i < count; ++i) {
+        const dvm_map_report_t *r = &entries[i].report;
+        FUZZ_CHECK(entries[i].vpid >= 1 && entries[i].vpid < dvm_size);
+        FUZZ_CHECK(r->status <= 0 && r->map_ns <= r->total_ns);
+        FUZZ_CHECK(0 == r->num_procs || r->first <= r->last);
+    }
+    uint8_t *again = malloc(size);
+    FUZZ_CHECK(NULL != again);
+    dvm_map_encode(entries, count, again);
+    FUZZ_CHECK(0 == memcmp(again, data, size));
+    free(again);
+    free(entries);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
@@ -202,6 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_record(data + 1, size - 1);
     fuzz_inventory(data + 1, size - 1);
     fuzz_kinds(data + 1, size - 1, num_dvm_nodes);
+    fuzz_mapped(data + 1, size - 1, num_dvm_nodes);
     return 0;
 }
 
@@ -298,6 +333,16 @@ static void fuzz_write_seeds(const char *dir)
     fuzz_write_seed(dir, "kinds", 8, &b);
     opal_buffer_destruct(&b);
     dvm_kinds_table_free(kinds);
+
+    /* a subtree's map reports: 64 processes, ranks 0-127, on daemon 3; none on daemon 4 */
+    dvm_map_entry_t mapped[2] = {
+        {.vpid = 3,
+         .report = {.job_seq = 1, .num_procs = 64, .last = 127, .map_ns = 10, .total_ns = 12}},
+        {.vpid = 4, .report = {.job_seq = 1}}};
+    uint8_t mapped_bytes[DVM_MAP_HEADER_BYTES + 2 * DVM_MAP_ENTRY_BYTES];
+    dvm_map_encode(mapped, 2, mapped_bytes);
+    opal_buffer_t mapped_view = {.base = mapped_bytes, .used = sizeof(mapped_bytes)};
+    fuzz_write_seed(dir, "mapped", 8, &mapped_view);
 
     orte_proc_record_t record = {.rank = 3,
                                  .node = 1,

@@ -464,6 +464,27 @@ static void test_map_slot_heterogeneous(void **state)
                   "2 n1 0 0-7 pk0\n");
 }
 
+/* The binding texts are cached per topology: the same core of two topologies is two cpusets,
+ * also when nodes of both take turns (each node loads its own topology here). */
+static void test_binding_text_per_topology(void **state)
+{
+    (void) state;
+    test_job_t *t = job_new();
+    add_node(t, T_2X4X2, 8, 0);
+    add_node(t, T_1X8X1, 8, 0);
+    add_node(t, T_2X4X2, 8, 0);
+    add_node(t, T_1X8X1, 8, 0);
+    add_app(t, 8, "node", NULL, "core");
+    assert_map(t, "0 n0 0 0-1 pk0:co0\n"
+                  "1 n1 0 0 pk0:co0\n"
+                  "2 n2 0 0-1 pk0:co0\n"
+                  "3 n3 0 0 pk0:co0\n"
+                  "4 n0 1 2-3 pk0:co1\n"
+                  "5 n1 1 1 pk0:co1\n"
+                  "6 n2 1 2-3 pk0:co1\n"
+                  "7 n3 1 1 pk0:co1\n");
+}
+
 static void test_map_hwthread(void **state)
 {
     (void) state;
@@ -1283,6 +1304,7 @@ int main(void)
         cmocka_unit_test(test_map_core_rank_package_two_packages),
         cmocka_unit_test(test_map_node),
         cmocka_unit_test(test_map_slot_heterogeneous),
+        cmocka_unit_test(test_binding_text_per_topology),
         cmocka_unit_test(test_map_hwthread),
         cmocka_unit_test(test_map_pe),
         cmocka_unit_test(test_map_l3cache),

@@ -10,6 +10,19 @@
 
 #define CPUSET_TEXT_SIZE   1024
 #define LOCALITY_TEXT_SIZE 128
+/* Binding texts kept per (topology, objects): a million processes on nodes of a few kinds have
+ * a few hundred distinct bindings, and formatting each anew was most of a map's time. */
+#define BINDING_CACHE_SIZE 512
+
+/* One cached binding: its key and its cpuset and locality texts. */
+typedef struct {
+    hwloc_topology_t topo; /* NULL: empty */
+    int depth;
+    unsigned first;
+    unsigned last;
+    char *cpuset;
+    char *locality;
+} binding_text_t;
 
 /* Where one process is bound: the objects first..last (logical indexes) at one depth. */
 typedef struct {
@@ -29,6 +42,7 @@ typedef struct {
     hwloc_bitmap_t scratch;
     char cpuset[CPUSET_TEXT_SIZE];
     char locality[LOCALITY_TEXT_SIZE];
+    binding_text_t *cache; /* BINDING_CACHE_SIZE entries, direct-mapped; NULL: none */
     /* explaining: the current block of consecutive ranks on one node */
     uint32_t block_node;
     uint32_t block_first;
@@ -249,10 +263,66 @@ static void flush_block(emitter_t *em)
     em->block_count = 0;
 }
 
+/* The binding's texts into em->cpuset and em->locality. */
+static void format_binding(emitter_t *em, uint32_t node, const placement_t *p)
+{
+    hwloc_topology_t topo = em->ctx->job->nodes[node].topology;
+    hwloc_const_cpuset_t set = hwloc_get_obj_by_depth(topo, (unsigned) p->depth, p->first)->cpuset;
+    if (p->last != p->first) {
+        hwloc_bitmap_zero(em->scratch);
+        for (unsigned i = p->first; i <= p->last; ++i) {
+            hwloc_bitmap_or(em->scratch, em->scratch,
+                            hwloc_get_obj_by_depth(topo, (unsigned) p->depth, i)->cpuset);
+        }
+        set = em->scratch;
+    }
+    hwloc_bitmap_list_snprintf(em->cpuset, sizeof(em->cpuset), set);
+    format_locality(em, node, p);
+}
+
+/* The binding's texts, from the cache when this topology had it before (the texts depend only
+ * on the topology and the objects: nodes of one kind share their topology). */
+static void binding_texts(emitter_t *em, uint32_t node, const placement_t *p, const char **cpuset,
+                          const char **locality)
+{
+    hwloc_topology_t topo = em->ctx->job->nodes[node].topology;
+    uint64_t key = ((uint64_t) (uintptr_t) topo >> 4) ^ ((uint64_t) p->depth * 0x9e3779b1u) ^
+                   ((uint64_t) p->first * 0x85ebca6bu) ^ ((uint64_t) p->last * 0xc2b2ae35u);
+    binding_text_t *t = NULL != em->cache ? &em->cache[key % BINDING_CACHE_SIZE] : NULL;
+    if (NULL != t && t->topo == topo && t->depth == p->depth && t->first == p->first &&
+        t->last == p->last) {
+        *cpuset = t->cpuset;
+        *locality = t->locality;
+        return;
+    }
+    format_binding(em, node, p);
+    *cpuset = em->cpuset;
+    *locality = em->locality;
+    if (NULL == t) {
+        return;
+    }
+    free(t->cpuset);
+    free(t->locality);
+    t->cpuset = strdup(em->cpuset);
+    t->locality = strdup(em->locality);
+    t->topo = (NULL != t->cpuset && NULL != t->locality) ? topo : NULL;
+    t->depth = p->depth;
+    t->first = p->first;
+    t->last = p->last;
+}
+
+static void binding_cache_free(emitter_t *em)
+{
+    for (size_t i = 0; NULL != em->cache && i < BINDING_CACHE_SIZE; ++i) {
+        free(em->cache[i].cpuset);
+        free(em->cache[i].locality);
+    }
+    free(em->cache);
+}
+
 static int emit_one(emitter_t *em, uint32_t node, uint32_t index)
 {
     orte_rmaps_node_state_t *st = &em->ctx->nodes[node];
-    hwloc_topology_t topo = em->ctx->job->nodes[node].topology;
     orte_rmaps_proc_t proc;
     placement_t p;
 
@@ -265,20 +335,7 @@ static int emit_one(emitter_t *em, uint32_t node, uint32_t index)
     st->emitted++;
     proc.bound = p.bound;
     if (p.bound) {
-        hwloc_const_cpuset_t set =
-            hwloc_get_obj_by_depth(topo, (unsigned) p.depth, p.first)->cpuset;
-        if (p.last != p.first) {
-            hwloc_bitmap_zero(em->scratch);
-            for (unsigned i = p.first; i <= p.last; ++i) {
-                hwloc_bitmap_or(em->scratch, em->scratch,
-                                hwloc_get_obj_by_depth(topo, (unsigned) p.depth, i)->cpuset);
-            }
-            set = em->scratch;
-        }
-        hwloc_bitmap_list_snprintf(em->cpuset, sizeof(em->cpuset), set);
-        format_locality(em, node, &p);
-        proc.cpuset = em->cpuset;
-        proc.locality = em->locality;
+        binding_texts(em, node, &p, &proc.cpuset, &proc.locality);
     } else {
         proc.cpuset = st->all_cpus;
         proc.locality = "node";
@@ -455,6 +512,7 @@ int orte_rmaps_base_emit_plan(orte_rmaps_ctx_t *ctx, const orte_rmaps_plan_t *pl
     if (NULL == em.scratch) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
+    em.cache = calloc(BINDING_CACHE_SIZE, sizeof(*em.cache)); /* none: formatted each time */
     if (ORTE_RMAPS_MAP_SEQ == plan->policy.mapping) {
         rc = emit_in_list_order(&em);
     } else if (ORTE_RMAPS_RANK_NODE == plan->policy.ranking) {
@@ -471,6 +529,7 @@ int orte_rmaps_base_emit_plan(orte_rmaps_ctx_t *ctx, const orte_rmaps_plan_t *pl
         }
     }
     flush_block(&em);
+    binding_cache_free(&em);
     hwloc_bitmap_free(em.scratch);
     return rc;
 }
