@@ -320,6 +320,8 @@ void orte_session_relocate_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16
                                 const void *data, size_t length, void *arg);
 void orte_session_relocate_recv_moved(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                                       const void *data, size_t length, void *arg);
+/* Whether rank (of nsj) was mapped to this node (false: it moved here from a lost node). */
+bool orte_session_rank_mapped_here(const orte_session_nsjob_t *nsj, uint32_t rank);
 /* The shepherd: lost, a leaf whose ranks moved elsewhere, reports nothing more; no failure. */
 void orte_session_shepherd_moved(orte_session_t *s, orte_vpid_t lost);
 void orte_session_shepherd_recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,

@@ -43,6 +43,23 @@ static void send_relocated(orte_session_t *s, orte_relocate_msg_t *answer, int s
     answer->reason = NULL;
 }
 
+bool orte_session_rank_mapped_here(const orte_session_nsjob_t *nsj, uint32_t rank)
+{
+    uint32_t lo = 0, hi = NULL != nsj->local_ranks ? nsj->num_local : 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (nsj->local_ranks[mid] == rank) {
+            return true;
+        }
+        if (nsj->local_ranks[mid] < rank) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return false;
+}
+
 /* herdrun's count of rank's earlier restarts (0 when it sent none). */
 static uint32_t known_restarts(const orte_relocate_msg_t *ask, uint32_t rank)
 {

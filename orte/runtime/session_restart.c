@@ -61,7 +61,8 @@ bool orte_session_restart_proc(orte_session_t *s, orte_proc_record_t *r)
                                    .local_rank = view.local_rank,
                                    .node_rank = view.node_rank,
                                    .bound = view.bound,
-                                   .cpuset = view.bound ? (char *) view.cpuset : NULL};
+                                   .cpuset = view.bound ? (char *) view.cpuset : NULL,
+                                   .moved = !orte_session_rank_mapped_here(nsj, rank)};
     uint32_t launched = s->local.launched;
     orte_session_procs_start_one(s, nsj, r, &p);
     if (s->local.launched > launched) {

@@ -8,62 +8,137 @@
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras_simulator_num_nodes"
 RESTART="--mca errmgr restart"
-# mover: rank 1's first run waits to go with its node; the others wait until rank 1 ran again
-# (its counter file says 2), so the job's end needs the moved rank. Each run says its number.
+# mover: rank 1 fails its first $FAILS runs (exit 3), then waits to go with its node (its run
+# number FAILS + 1); the others wait (unless WAIT=0) until rank 1 ran once more, so the job's end
+# needs the moved rank. Each run says its number; then, with WHERE set, every rank runs
+# herd_where 1 (libherd: where rank 1 is, as its job database says).
 cat >"$WORK/mover.sh" <<'SCRIPT'
 #!/bin/sh
 f="$COUNTERS/count.$HERD_RANK"
 n=$(cat "$f" 2>/dev/null || echo 0)
 echo $((n + 1)) >"$f"
 echo "rank $HERD_RANK run $((n + 1))"
-if [ "$HERD_RANK" = 1 ] && [ "$n" = 0 ]; then exec sleep 60; fi
-if [ "$HERD_RANK" != 1 ]; then
+if [ "$HERD_RANK" = 1 ]; then
+    [ "$n" -lt "${FAILS:-0}" ] && exit 3
+    [ "$n" = "${FAILS:-0}" ] && exec sleep 60
+elif [ "${WAIT:-1}" = 1 ]; then
     i=0
-    while [ "$(cat "$COUNTERS/count.1" 2>/dev/null)" != 2 ] && [ $i -lt 600 ]; do
+    while [ "$(cat "$COUNTERS/count.1" 2>/dev/null)" != $((${FAILS:-0} + 2)) ] && [ $i -lt 600 ]; do
         sleep 0.1; i=$((i + 1))
     done
 fi
+[ -n "${WHERE:-}" ] && exec "$WHERE" 1
 exit 0
 SCRIPT
 chmod +x "$WORK/mover.sh"
 reset_counters() { rm -rf "$WORK/counters" && mkdir "$WORK/counters"; }
 sleeping() { for p in $(test_pids); do [ "$(ps -o args= -p "$p")" = "sleep 60" ] && echo "$p"; done; }
 has_sleeper() { [ -n "$(sleeping)" ]; }
-# daemon_of VPID: the DVM's node daemon with that vpid (node sim000<VPID>)
+# daemon_of VPID: the node daemon of the DVM whose root is $root with that vpid (node
+# sim000<VPID>)
 daemon_of() {
     for p in $(ps -o pid= --ppid "$root"); do
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$1" && echo "$p"
     done
 }
-
-# --- a persistent DVM of 4 nodes: rank 1's node lost, rank 1 moves ----------------------------
+no_herdd() { [ -z "$(herdd_pids)" ]; }
 uri=$WORK/dvm.uri
-herd_dvm $SIM 4 --daemonize --report-uri "$uri"
-expect_rc "a persistent DVM of 4 nodes" 0
-root=$(sed -n 's/^pid //p' "$uri")
+# dvm_up ARGS: a persistent DVM of simulated nodes; dvm_down WHAT: shut down, nothing left
+dvm_up() {
+    herd_dvm "$@" --daemonize --report-uri "$uri"
+    expect_rc "a persistent DVM ($*)" 0
+    root=$(sed -n 's/^pid //p' "$uri")
+}
+dvm_down() {
+    herd_dvm --shutdown --dvm-uri "$uri"
+    wait_for 10 no_herdd
+    expect_eq "$1: no daemon left" "$(herdd_pids)" ""
+    check_clean "$1"
+}
+# run_and_lose VPID ARGS: herdrun ARGS on the DVM, the node daemon VPID killed under rank 1
+run_and_lose() {
+    lose=$1
+    shift
+    reset_counters
+    herdrun_bg --dvm-uri "$uri" -x COUNTERS="$WORK/counters" "$@" "$WORK/mover.sh"
+    wait_for 20 has_sleeper
+    kill -9 "$(daemon_of "$lose")"
+    herdrun_wait 60
+}
+MOVED="rank 1 on node sim0002 was lost with its node; started again on sim0001"
+
+# --- rank 1's node lost: it runs again on another node; a job elsewhere goes on ---------------
+dvm_up $SIM 4
 # a second job on the fourth node only, to be left alone
 "$HERD_BIN/herdrun/herdrun" --dvm-uri "$uri" --host sim0004 -n 1 sh -c \
     'while [ ! -e "$1" ]; do sleep 0.1; done; echo other done' sh "$WORK/other.go" \
     </dev/null >"$WORK/other.out" 2>"$WORK/other.err" &
 other_pid=$!
-reset_counters
-herdrun_bg --dvm-uri "$uri" $RESTART --host sim0001,sim0002,sim0003 -x COUNTERS="$WORK/counters" \
-    -n 3 --map-by node "$WORK/mover.sh"
-wait_for 20 has_sleeper
-kill -9 "$(daemon_of 2)"
-herdrun_wait 60
+run_and_lose 2 $RESTART --host sim0001,sim0002,sim0003 -x WHERE="$HERD_BUILDDIR/test/programs/herd_where" \
+    -n 3 --map-by node
 expect_rc "rank 1's node lost: it runs again elsewhere, the job ends well" 0
-expect_err "the move is said" \
-    "rank 1 on node sim0002 was lost with its node; started again on sim0001 \(restart 1 of 3, errmgr restart\)"
+expect_err "the move is said" "$MOVED \(restart 1 of 3, errmgr restart\)"
 expect_eq "said once, nothing else by herdrun" "$(grep -c '^herdrun' "$ERR")" 1
-expect_eq "every run's output" "$(sort "$OUT" | tr '\n' ';')" \
+expect_eq "every run's output" "$(grep ' run ' "$OUT" | sort | tr '\n' ';')" \
     "rank 0 run 1;rank 1 run 1;rank 1 run 2;rank 2 run 1;"
+expect_eq "libherd: the moved rank and its peers see it on its new node" \
+    "$(grep sees "$OUT" | sort | tr '\n' ';')" \
+    "rank 0 on sim0001 sees rank 1 on sim0001;rank 1 on sim0001 sees rank 1 on sim0001;rank 2 on sim0003 sees rank 1 on sim0001;"
 touch "$WORK/other.go"
 wait "$other_pid"
 expect_eq "the job on another node is untouched" "$?:$(cat "$WORK/other.out")" "0:other done"
-herd_dvm --shutdown --dvm-uri "$uri"
-no_herdd() { [ -z "$(herdd_pids)" ]; }
+dvm_down "a rank moved off a lost node"
+
+# --- the others had finished: the node that takes it has processes again ---------------------
+dvm_up $SIM 3
+run_and_lose 2 $RESTART -x WAIT=0 -n 3 --map-by node
+expect_rc "the moved rank alone still runs: the job waits for it and ends well" 0
+expect_err "said" "$MOVED \(restart 1 of 3"
+expect_eq "every run's output" "$(sort "$OUT" | tr '\n' ';')" \
+    "rank 0 run 1;rank 1 run 1;rank 1 run 2;rank 2 run 1;"
+# --- restarts used up: the job ends, naming the node -----------------------------------------
+run_and_lose 3 $RESTART --mca errmgr_restart_max 1 -x FAILS=1 --host sim0001,sim0003 -n 2 \
+    --map-by node
+expect_fail "rank 1 restarted once already, errmgr_restart_max 1: the job ends"
+expect_err "naming the node and why" \
+    "node daemon on sim0003 died .*|rank 1 has used its 1 restart \(errmgr_restart_max\)"
+expect_err "why" "cannot be started again elsewhere: rank 1 has used its 1 restart \(errmgr_restart_max\)"
+expect_no_err "not moved" "started again on"
+dvm_down "restarts used up"
+
+# --- no live node with room ------------------------------------------------------------------
+dvm_up $SIM 3 --mca ras_simulator_slots 1
+run_and_lose 2 $RESTART -n 3
+expect_fail "every other node full: the job ends"
+expect_err "naming the node" "node daemon on sim0002 died"
+expect_err "and why" "no other live node of the job has 1 free slot for it \(--oversubscribe"
+expect_no_err "not moved" "started again on"
+# --- the same with --oversubscribe: it moves -------------------------------------------------
+run_and_lose 3 $RESTART --oversubscribe --host sim0001,sim0003 -n 2 --map-by node
+expect_rc "--oversubscribe: it moves to a full node" 0
+expect_err "said" "rank 1 on node sim0003 was lost with its node; started again on sim0001"
+dvm_down "no live node with room"
+
+# --- without errmgr restart: as before -------------------------------------------------------
+dvm_up $SIM 3
+run_and_lose 2 -n 3 --map-by node
+expect_fail "without errmgr restart the job ends"
+expect_err "naming the node" "the node daemon on sim0002 died"
+expect_no_err "nothing moved" "started again"
+dvm_down "a lost node without errmgr restart"
+
+# --- herdrun's own DVM, told to go on without a lost node ------------------------------------
+reset_counters
+herdrun_bg $SIM 3 --mca dvm_on_node_loss continue $RESTART -x COUNTERS="$WORK/counters" -n 3 \
+    --map-by node "$WORK/mover.sh"
+wait_for 20 has_sleeper
+root=$run_pid
+kill -9 "$(daemon_of 2)"
+herdrun_wait 60
+expect_rc "herdrun's own DVM (dvm_on_node_loss continue): rank 1 moves, the job ends well" 0
+expect_err "said" "$MOVED \(restart 1 of 3"
+expect_eq "every run's output" "$(grep ' run ' "$OUT" | sort | tr '\n' ';')" \
+    "rank 0 run 1;rank 1 run 1;rank 1 run 2;rank 2 run 1;"
 wait_for 10 no_herdd
-expect_eq "no daemon left" "$(herdd_pids)" ""
-check_clean "a rank moved off a lost node on a persistent DVM"
+check_clean "herdrun's own DVM"
 finish
