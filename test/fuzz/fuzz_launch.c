@@ -14,6 +14,7 @@
 #include "orte/runtime/dvm_kinds.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/proc_record.h"
+#include "orte/runtime/relocate.h"
 #include "test/fuzz/fuzz.h"
 
 static char fuzz_sentinel_object;
@@ -192,6 +193,24 @@ static void fuzz_kinds(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
     dvm_kinds_table_free(kinds);
 }
 
+/* The relocation message (errmgr restart after a node loss), bounded by byte 0 as a job's size:
+ * a decode keeps within it and re-encodes canonically. */
+static void fuzz_relocate(const uint8_t *data, size_t size, uint32_t max_ranks)
+{
+    orte_relocate_msg_t m;
+    if (HERD_SUCCESS != orte_relocate_msg_unpack(data, size, max_ranks, &m)) {
+        FUZZ_CHECK(NULL == m.ranks && NULL == m.reason);
+        return;
+    }
+    FUZZ_CHECK(m.num_ranks <= max_ranks && (0 == m.num_ranks || NULL != m.ranks));
+    FUZZ_CHECK(NULL == m.reason || strlen(m.reason) <= ORTE_RELOCATE_REASON_MAX);
+    opal_buffer_t repacked = OPAL_BUFFER_STATIC_INIT;
+    FUZZ_CHECK(HERD_SUCCESS == orte_relocate_msg_pack(&repacked, &m));
+    FUZZ_CHECK(repacked.used == size && 0 == memcmp(repacked.base, data, size));
+    opal_buffer_destruct(&repacked);
+    orte_relocate_msg_free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
@@ -202,6 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_record(data + 1, size - 1);
     fuzz_inventory(data + 1, size - 1);
     fuzz_kinds(data + 1, size - 1, num_dvm_nodes);
+    fuzz_relocate(data + 1, size - 1, data[0]);
     return 0;
 }
 
@@ -298,6 +318,16 @@ static void fuzz_write_seeds(const char *dir)
     fuzz_write_seed(dir, "kinds", 8, &b);
     opal_buffer_destruct(&b);
     dvm_kinds_table_free(kinds);
+
+    /* a relocation answer for a job of 8 ranks: two moved, and why one could not */
+    orte_relocate_rank_t moved[] = {{.rank = 1, .restarts = 1, .pid = 4711},
+                                    {.rank = 5, .restarts = 2, .pid = 4712}};
+    orte_relocate_msg_t relocate = {.lost_vpid = 2, .lost_candidate = 1, .to_candidate = 0,
+                                    .max_restarts = 3, .num_ranks = 2, .ranks = moved,
+                                    .reason = "rank 5 has used its 3 restarts"};
+    FUZZ_CHECK(HERD_SUCCESS == orte_relocate_msg_pack(&b, &relocate));
+    fuzz_write_seed(dir, "relocate", 8, &b);
+    opal_buffer_destruct(&b);
 
     orte_proc_record_t record = {.rank = 3,
                                  .node = 1,
