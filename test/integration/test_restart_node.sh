@@ -11,7 +11,8 @@ RESTART="--mca errmgr restart"
 # mover: rank 1 fails its first $FAILS runs (exit 3), then waits to go with its node (its run
 # number FAILS + 1); the others wait (unless WAIT=0) until rank 1 ran once more, so the job's end
 # needs the moved rank. Each run says its number; then, with WHERE set, every rank runs
-# herd_where 1 (libherd: where rank 1 is, as its job database says).
+# herd_where 1 (libherd: where rank 1 is, as its job database says). With HOLD set, rank 1's
+# run after the move waits for that file (the test looks at the running job first).
 cat >"$WORK/mover.sh" <<'SCRIPT'
 #!/bin/sh
 f="$COUNTERS/count.$HERD_RANK"
@@ -21,6 +22,10 @@ echo "rank $HERD_RANK run $((n + 1))"
 if [ "$HERD_RANK" = 1 ]; then
     [ "$n" -lt "${FAILS:-0}" ] && exit 3
     [ "$n" = "${FAILS:-0}" ] && exec sleep 60
+    if [ -n "${HOLD:-}" ]; then
+        i=0
+        while [ ! -e "$HOLD" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    fi
 elif [ "${WAIT:-1}" = 1 ]; then
     i=0
     while [ "$(cat "$COUNTERS/count.1" 2>/dev/null)" != $((${FAILS:-0} + 2)) ] && [ $i -lt 600 ]; do
@@ -74,8 +79,19 @@ dvm_up $SIM 4
     'while [ ! -e "$1" ]; do sleep 0.1; done; echo other done' sh "$WORK/other.go" \
     </dev/null >"$WORK/other.out" 2>"$WORK/other.err" &
 other_pid=$!
-run_and_lose 2 $RESTART --host sim0001,sim0002,sim0003 -x WHERE="$HERD_BUILDDIR/test/programs/herd_where" \
-    -n 3 --map-by node
+reset_counters
+herdrun_bg --dvm-uri "$uri" -x COUNTERS="$WORK/counters" $RESTART --host sim0001,sim0002,sim0003 \
+    -x WHERE="$HERD_BUILDDIR/test/programs/herd_where" -x HOLD="$WORK/hold" -n 3 --map-by node \
+    "$WORK/mover.sh"
+wait_for 20 has_sleeper
+kill -9 "$(daemon_of 2)"
+moved_ran() { [ "$(cat "$WORK/counters/count.1" 2>/dev/null)" = 2 ]; }
+wait_for 20 moved_ran
+"$HERD_BIN/herd-ps/herd-ps" --dvm-uri "$uri" --procs 2 >"$WORK/ps.out" 2>&1
+expect_eq "herd-ps shows rank 1 running on its new node" \
+    "$(awk '$1 == 1 {print $2, $4}' "$WORK/ps.out")" "sim0001 running"
+touch "$WORK/hold"
+herdrun_wait 60
 expect_rc "rank 1's node lost: it runs again elsewhere, the job ends well" 0
 expect_err "the move is said" "$MOVED \(restart 1 of 3, errmgr restart\)"
 expect_eq "said once, nothing else by herdrun" "$(grep -c '^herdrun' "$ERR")" 1
