@@ -26,8 +26,8 @@ static int ensure_state(launch_job_t *job)
         rl->gone = calloc(job->daemons.size > 0 ? job->daemons.size : 1, sizeof(*rl->gone));
     }
     if (NULL == rl->restarts) {
-        rl->restarts = calloc(job->plan.num_procs > 0 ? job->plan.num_procs : 1,
-                              sizeof(*rl->restarts));
+        rl->restarts =
+            calloc(job->plan.num_procs > 0 ? job->plan.num_procs : 1, sizeof(*rl->restarts));
     }
     return (NULL == rl->gone || NULL == rl->restarts) ? HERD_ERR_OUT_OF_RESOURCE : HERD_SUCCESS;
 }
@@ -58,13 +58,13 @@ static orte_vpid_t choose_target(launch_job_t *job, orte_vpid_t lost, char *why,
     }
     for (uint32_t p = 0; p < launch->num_participants; ++p) {
         uint32_t c = launch->participants[p];
-        nodes[p] = (orte_relocate_node_t) {
+        nodes[p] = (orte_relocate_node_t){
             .slots = c < job->plan.nodes.num ? job->plan.nodes.nodes[c].slots : 0,
             .used = NULL != job->spawns.used ? job->spawns.used[c] : 0,
             .live = p + 1 != lost && !job->relocation.gone[p + 1]};
     }
-    uint32_t p = orte_relocate_choose(nodes, launch->num_participants, need,
-                                      job->spec->oversubscribe);
+    uint32_t p =
+        orte_relocate_choose(nodes, launch->num_participants, need, job->spec->oversubscribe);
     free(nodes);
     if (UINT32_MAX == p) {
         snprintf(why, size,
@@ -118,8 +118,8 @@ static int send_relocate(launch_job_t *job, orte_vpid_t lost, orte_vpid_t target
     }
     for (uint32_t r = 0; r < job->plan.num_procs; ++r) {
         if (rl->restarts[r] > 0) {
-            ask.ranks[ask.num_ranks++] = (orte_relocate_rank_t) {.rank = r,
-                                                                 .restarts = rl->restarts[r]};
+            ask.ranks[ask.num_ranks++] =
+                (orte_relocate_rank_t){.rank = r, .restarts = rl->restarts[r]};
         }
     }
     opal_buffer_t buffer;

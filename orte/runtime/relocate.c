@@ -60,14 +60,13 @@ int orte_relocate_msg_unpack(const void *data, size_t length, uint32_t max_ranks
     memset(m, 0, sizeof(*m));
     opal_buffer_init(&b);
     int rc = opal_buffer_load(&b, data, length);
-    if (HERD_SUCCESS == rc &&
-        (HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &version) ||
-         ORTE_RELOCATE_VERSION != version ||
-         HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->lost_vpid) ||
-         HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->lost_candidate) ||
-         HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->to_candidate) ||
-         HERD_SUCCESS != opal_buffer_unpack_int32(&b, &m->status) ||
-         HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->max_restarts))) {
+    if (HERD_SUCCESS == rc && (HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &version) ||
+                               ORTE_RELOCATE_VERSION != version ||
+                               HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->lost_vpid) ||
+                               HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->lost_candidate) ||
+                               HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->to_candidate) ||
+                               HERD_SUCCESS != opal_buffer_unpack_int32(&b, &m->status) ||
+                               HERD_SUCCESS != opal_buffer_unpack_uint32(&b, &m->max_restarts))) {
         rc = HERD_ERR_BAD_PARAM;
     }
     if (HERD_SUCCESS == rc) {

@@ -73,13 +73,13 @@ static uint32_t known_restarts(const orte_relocate_msg_t *ask, uint32_t rank)
 
 /* The ranks of the lost node, each with the restart it gets now, in answer->ranks; a reason in
  * why (and HERD_ERR_...) when one of them may not move. */
-static int collect_lost(orte_session_t *s, orte_session_nsjob_t *nsj, const orte_relocate_msg_t *ask,
-                        orte_relocate_msg_t *answer, char *why, size_t size)
+static int collect_lost(orte_session_t *s, orte_session_nsjob_t *nsj,
+                        const orte_relocate_msg_t *ask, orte_relocate_msg_t *answer, char *why,
+                        size_t size)
 {
     const orte_errmgr_module_t *errmgr = orte_session_restart_errmgr(s);
-    const char *lost_node = ask->lost_candidate < s->nodes.num
-                                ? s->nodes.nodes[ask->lost_candidate].name
-                                : "?";
+    const char *lost_node =
+        ask->lost_candidate < s->nodes.num ? s->nodes.nodes[ask->lost_candidate].name : "?";
     answer->ranks = calloc(nsj->num_procs > 0 ? nsj->num_procs : 1, sizeof(*answer->ranks));
     if (NULL == answer->ranks || NULL == errmgr) {
         snprintf(why, size, "its error manager could not be opened on %s", s->node_name);
@@ -103,7 +103,7 @@ static int collect_lost(orte_session_t *s, orte_session_nsjob_t *nsj, const orte
             return HERD_ERR_NOT_AVAILABLE;
         }
         answer->ranks[answer->num_ranks++] =
-            (orte_relocate_rank_t) {.rank = rank, .restarts = restarts + 1, .pid = 0};
+            (orte_relocate_rank_t){.rank = rank, .restarts = restarts + 1, .pid = 0};
     }
     return HERD_SUCCESS;
 }
@@ -129,10 +129,10 @@ static void start_moved(orte_session_t *s, orte_session_nsjob_t *nsj, orte_reloc
         }
         /* appended: record_find looks past the sorted ones for it */
         orte_proc_record_t *r = &s->local.records[s->local.num_records++];
-        *r = (orte_proc_record_t) {.rank = nsj->offset + m->rank,
-                                   .node = s->my_candidate,
-                                   .app = view.app,
-                                   .restarts = m->restarts};
+        *r = (orte_proc_record_t){.rank = nsj->offset + m->rank,
+                                  .node = s->my_candidate,
+                                  .app = view.app,
+                                  .restarts = m->restarts};
         /* its old binding was to the lost node's cores: unbound here */
         orte_session_local_proc_t p = {.rank = m->rank,
                                        .app = view.app,
@@ -153,8 +153,8 @@ void orte_session_relocate_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16
     orte_session_t *s = arg;
     orte_session_nsjob_t *nsj = s->map.num_jobs > 0 ? s->map.jobs[0] : NULL;
     orte_relocate_msg_t ask;
-    if (0 != src || NULL == nsj || HERD_SUCCESS != orte_relocate_msg_unpack(data, length,
-                                                                           nsj->num_procs, &ask)) {
+    if (0 != src || NULL == nsj ||
+        HERD_SUCCESS != orte_relocate_msg_unpack(data, length, nsj->num_procs, &ask)) {
         opal_show_help(ORTE_SESSION_HELP, "malformed-relocate", false, s->node_name, src);
         return;
     }

@@ -322,8 +322,12 @@ static void fuzz_write_seeds(const char *dir)
     /* a relocation answer for a job of 8 ranks: two moved, and why one could not */
     orte_relocate_rank_t moved[] = {{.rank = 1, .restarts = 1, .pid = 4711},
                                     {.rank = 5, .restarts = 2, .pid = 4712}};
-    orte_relocate_msg_t relocate = {.lost_vpid = 2, .lost_candidate = 1, .to_candidate = 0,
-                                    .max_restarts = 3, .num_ranks = 2, .ranks = moved,
+    orte_relocate_msg_t relocate = {.lost_vpid = 2,
+                                    .lost_candidate = 1,
+                                    .to_candidate = 0,
+                                    .max_restarts = 3,
+                                    .num_ranks = 2,
+                                    .ranks = moved,
                                     .reason = "rank 5 has used its 3 restarts"};
     FUZZ_CHECK(HERD_SUCCESS == orte_relocate_msg_pack(&b, &relocate));
     fuzz_write_seed(dir, "relocate", 8, &b);

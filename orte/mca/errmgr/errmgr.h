@@ -63,8 +63,8 @@ OPAL_EXPORT const orte_errmgr_module_t *orte_errmgr_base_module(void);
 
 /* The selected module's decision, shown at HERD_MCA_errmgr_base_verbose=5. ABORT_JOB when the
  * framework is not open, failure is NULL, or the module answers something that is not an
- * action (or RESTART_PROC for anything but PROC_FAILED and PROC_LOST): a failure nobody decided about must
- * not leave the rest of the job running. */
+ * action (or RESTART_PROC for anything but PROC_FAILED and PROC_LOST): a failure nobody decided
+ * about must not leave the rest of the job running. */
 OPAL_EXPORT orte_errmgr_action_t orte_errmgr_base_decide(const orte_errmgr_failure_t *failure);
 
 /* What happened, to follow "rank 3 on node-a " (or "the daemon on node-a "): "exited with

@@ -22,7 +22,7 @@ static void test_choose_most_free(void **state)
 {
     orte_relocate_node_t nodes[] = {
         {.slots = 4, .used = 3, .live = true},
-        {.slots = 4, .used = 1, .live = true}, /* 3 free: the most */
+        {.slots = 4, .used = 1, .live = true},  /* 3 free: the most */
         {.slots = 8, .used = 0, .live = false}, /* the lost one */
         {.slots = 4, .used = 2, .live = true},
     };
