@@ -134,6 +134,43 @@ expect_rc "--oversubscribe: it moves to a full node" 0
 expect_err "said" "rank 1 on node sim0003 was lost with its node; started again on sim0001"
 dvm_down "no live node with room"
 
+# --- two nodes lost one after the other: the moved rank moves again, its restarts counted -----
+# held: every rank says its run and waits for $WORK/release
+cat >"$WORK/held.sh" <<'SCRIPT'
+#!/bin/sh
+f="$COUNTERS/count.$HERD_RANK"
+n=$(cat "$f" 2>/dev/null || echo 0)
+echo $((n + 1)) >"$f"
+echo "rank $HERD_RANK run $((n + 1))"
+i=0
+while [ ! -e "$RELEASE" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+SCRIPT
+chmod +x "$WORK/held.sh"
+runs_are() { [ "$(cat "$WORK/counters/count.1" 2>/dev/null):$(cat "$WORK/counters/count.2" 2>/dev/null)" = "$1" ]; }
+dvm_up $SIM 4
+reset_counters
+rm -f "$WORK/release"
+# ranks 0 and 4 on sim0001, 1 on sim0002, 2 on sim0003, 3 on sim0004
+herdrun_bg --dvm-uri "$uri" $RESTART -x COUNTERS="$WORK/counters" -x RELEASE="$WORK/release" \
+    -n 5 --map-by node "$WORK/held.sh"
+wait_for 20 runs_are 1:1
+kill -9 "$(daemon_of 2)"
+wait_for 20 runs_are 2:1
+kill -9 "$(daemon_of 3)"
+wait_for 20 runs_are 3:2
+touch "$WORK/release"
+herdrun_wait 60
+expect_rc "two nodes lost in turn: the job ends well" 0
+expect_err "rank 1 moved to the freest node, sim0003" \
+    "rank 1 on node sim0002 was lost with its node; started again on sim0003 \(restart 1 of 3"
+expect_err "then with sim0003's rank 2 to sim0004, its second restart" \
+    "rank 1 on node sim0003 was lost with its node; started again on sim0004 \(restart 2 of 3"
+expect_err "rank 2's first" \
+    "rank 2 on node sim0003 was lost with its node; started again on sim0004 \(restart 1 of 3"
+expect_eq "every run's output" "$(sort "$OUT" | tr '\n' ';')" \
+    "rank 0 run 1;rank 1 run 1;rank 1 run 2;rank 1 run 3;rank 2 run 1;rank 2 run 2;rank 3 run 1;rank 4 run 1;"
+dvm_down "two nodes lost in turn"
+
 # --- without errmgr restart: as before -------------------------------------------------------
 dvm_up $SIM 3
 run_and_lose 2 -n 3 --map-by node
