@@ -329,6 +329,22 @@ static int report_strings_full(const opal_jobdb_t *db, const char *what)
     return HERD_ERR_OUT_OF_RESOURCE;
 }
 
+int opal_jobdb_move_proc(opal_jobdb_t *db, uint32_t rank, uint32_t node)
+{
+    if (NULL == db || !db->writer || rank >= db->header->num_procs ||
+        node >= db->header->num_nodes) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    opal_jobdb_record_t *rec = &db->records[rank];
+    if (1u != atomic_load_explicit(&rec->ready, memory_order_acquire)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    /* one aligned word: a reader sees the old node or the new one */
+    rec->node = node;
+    atomic_thread_fence(memory_order_release);
+    return HERD_SUCCESS;
+}
+
 int opal_jobdb_put_proc(opal_jobdb_t *db, const opal_jobdb_proc_t *proc)
 {
     if (NULL == db || !db->writer || NULL == proc) {

@@ -200,6 +200,9 @@ OPAL_EXPORT int opal_jobdb_create(const char *jobid, const char *node_name, uint
 OPAL_EXPORT int opal_jobdb_put_proc(opal_jobdb_t *db, const opal_jobdb_proc_t *proc);
 /* Name node index of the node table (once per index; errors as for put_proc). */
 OPAL_EXPORT int opal_jobdb_set_node(opal_jobdb_t *db, uint32_t index, const char *name);
+/* Rank, already put, now runs on node (an index of the node table): a process moved off a lost
+ * node (errmgr restart). Readers see the new node from their next lookup; its other fields stay. */
+OPAL_EXPORT int opal_jobdb_move_proc(opal_jobdb_t *db, uint32_t rank, uint32_t node);
 /* Describe fabric index of the table (once per index, before any record is put): its name,
  * whether its endpoints are assigned, the job's port window (first port and count, as on the
  * job's first node; for tools), and reason, why not (NULL when assigned). HERD_ERR_BAD_PARAM for

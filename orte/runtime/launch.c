@@ -281,6 +281,7 @@ static void job_destroy(launch_job_t *job)
         free(job->daemons.eof);
         free(job->report.records);
         launch_spawn_release(job);
+        launch_relocate_release(job);
     }
     if (NULL != job->backend->reap) {
         job->backend->reap(job);

@@ -68,6 +68,9 @@ void launch_job_check_finished(launch_job_t *job)
     if (job->state.loss.pending) {
         return; /* the node daemon's word on it first (or loss_cb, a second later) */
     }
+    if (launch_relocate_pending(job)) {
+        return; /* a lost node's ranks are being started elsewhere (errmgr restart) */
+    }
     if (job->daemons.num_eof + 1 >= job->daemons.size &&
         (job->report.received || job->state.start_failed) && NULL == job->spawns.ops) {
         /* every process exited: what is left in their pipes is the last of the output */

@@ -203,6 +203,16 @@ typedef struct launch_spawns {
     launch_spawn_op_t *ops; /* waiting for every session daemon's acknowledgement */
 } launch_spawns_t;
 
+/* errmgr restart after a node loss (launch_relocate.c). */
+typedef struct launch_relocation {
+    bool *gone;          /* by vpid: its node was lost (its ranks moved, or the job ends) */
+    uint32_t *restarts;  /* by rank: how often it was restarted so far */
+    orte_vpid_t pending; /* the lost daemon whose ranks are being moved (0: none) */
+    orte_vpid_t target;  /* the session daemon asked to start them */
+    bool target_had_eof; /* it had finished before it was asked */
+    bool opened_errmgr;  /* herdrun opened the errmgr framework to ask it (closed at the end) */
+} launch_relocation_t;
+
 struct launch_job {
     const launch_backend_t *backend;
     launch_backend_state_t mode;
@@ -216,6 +226,7 @@ struct launch_job {
     launch_report_t report;
     launch_spawns_t spawns;
     launch_tools_t tools;
+    launch_relocation_t relocation;
     /* client and local: herdrun runs the loop itself (launch.c) */
     opal_signal_pipe_t *signal_pipe;
     bool own_frameworks_opened; /* overlay and grpcomm: closed at the end, opened or not */
@@ -289,6 +300,20 @@ void launch_spawn_fail_all(launch_job_t *job);
 void launch_spawn_describe_rank(const launch_job_t *job, uint32_t id, char *text, size_t size);
 void launch_spawn_release(launch_job_t *job);
 
+/* launch_relocate.c: errmgr restart after a node loss. */
+/* lost's node daemon died (NODE_LOST): its ranks are being moved, or could not be and the job
+ * is ending (said): true; false when the job's error manager does not move them (as before). */
+bool launch_relocate_node_lost(launch_job_t *job, orte_vpid_t lost);
+/* vpid's loss was handled by the above: its goodbye is no news. */
+bool launch_relocate_gone(const launch_job_t *job, orte_vpid_t vpid);
+/* A move is under way: the job is not finished whatever the daemons said. */
+bool launch_relocate_pending(const launch_job_t *job);
+/* A session daemon restarted rank where it ran (RESTARTED): restarts so far. */
+void launch_relocate_note_restart(launch_job_t *job, uint32_t rank, uint32_t restarts);
+void launch_relocate_recv_answer(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                                 const void *data, size_t length, void *arg);
+void launch_relocate_release(launch_job_t *job);
+
 /* launch_params.c: herdrun's MCA variables. */
 int launch_params_start_timeout(void);
 bool launch_params_direct(void);
@@ -313,6 +338,8 @@ typedef void (*launch_tools_answer_cb_t)(launch_job_t *job, int status,
                                          const opal_buffer_t *answer, void *arg);
 void launch_tools_query(launch_job_t *job, uint32_t what, launch_tools_answer_cb_t cb, void *arg);
 void launch_tools_release(launch_job_t *job);
+/* rank runs on candidate now with pid (moved off a lost node): what herd-ps shows. */
+void launch_tools_moved(launch_job_t *job, uint32_t rank, uint32_t candidate, int32_t pid);
 /* Serve tools (toolsrv) once the job is started; quietly none when there is no tool server. */
 void launch_tools_serve(launch_job_t *job);
 void launch_tools_unserve(launch_job_t *job);

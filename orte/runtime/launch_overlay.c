@@ -76,6 +76,7 @@ static void recv_restarted(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
     opal_buffer_init(&buffer);
     if (HERD_SUCCESS == opal_buffer_load(&buffer, data, length) &&
         HERD_SUCCESS == orte_proc_record_unpack(&buffer, &r) && !job->state.aborting) {
+        launch_relocate_note_restart(job, r.rank, r.restarts);
         launch_report_restart(job, &r);
         fflush(stderr);
     }
@@ -142,8 +143,9 @@ static void recv_node_lost(orte_overlay_t *overlay, orte_vpid_t src, uint16_t ta
                            size_t length, void *arg)
 {
     launch_job_t *job = arg;
-    if (job->state.finished || src == 0 || src >= job->daemons.size) {
-        return;
+    if (job->state.finished || src == 0 || src >= job->daemons.size ||
+        launch_relocate_node_lost(job, src)) {
+        return; /* (or its ranks are being moved: errmgr restart) */
     }
     if (!job->state.aborting) {
         opal_show_help(LAUNCH_HELP_FILE, "node-daemon-died", false, job->spec->jobid,
@@ -186,6 +188,11 @@ static void lost_cb(orte_overlay_t *overlay, orte_vpid_t peer, int status, const
     }
     /* everything below it is cut off too */
     uint32_t cut = cut_off(job, peer);
+    if (cut > 0 && launch_relocate_gone(job, peer)) {
+        /* its node daemon's death was said (NODE_LOST): its ranks moved, or the job ends */
+        launch_job_check_finished(job);
+        return;
+    }
     if (cut > 0 && !job->state.start_failed) {
         /* one that said goodbye was told to stop (its node daemon is going away, and says
          * why); one that vanished is news, unless the job is already being stopped: then the
@@ -297,6 +304,7 @@ static int open_overlay(launch_job_t *job)
                     {ORTE_SESSION_TAG_EOF, recv_eof},
                     {ORTE_SESSION_TAG_NODE_LOST, recv_node_lost},
                     {ORTE_SESSION_TAG_RESTARTED, recv_restarted},
+                    {ORTE_SESSION_TAG_RELOCATED, launch_relocate_recv_answer},
                     {ORTE_SESSION_TAG_SPAWN_REQ, launch_spawn_recv_request},
                     {ORTE_SESSION_TAG_SPAWN_ACK, launch_spawn_recv_ack},
                     {ORTE_SESSION_TAG_PTABLE, launch_tools_recv_ptable}};

@@ -62,6 +62,18 @@ static int ensure_table(launch_job_t *job)
     return HERD_SUCCESS;
 }
 
+void launch_tools_moved(launch_job_t *job, uint32_t rank, uint32_t candidate, int32_t pid)
+{
+    if (rank >= job->plan.num_procs || candidate >= job->plan.launch.num_candidates ||
+        HERD_SUCCESS != ensure_table(job)) {
+        return;
+    }
+    orte_job_proc_status_t *p = &job->tools.procs[rank];
+    p->node = job->plan.launch.node_index[candidate];
+    p->pid = pid;
+    p->state = pid > 0 ? ORTE_JOB_PROC_RUNNING : ORTE_JOB_PROC_UNKNOWN;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the debugger's start */
 

@@ -134,7 +134,9 @@ static int register_handlers(orte_session_t *s)
                     {ORTE_SESSION_TAG_REOPEN, orte_session_shepherd_recv_reopen},
                     {ORTE_SESSION_TAG_SPAWN, orte_session_spawn_recv},
                     {ORTE_SESSION_TAG_SPAWN_RESP, orte_session_spawn_recv_resp},
-                    {ORTE_SESSION_TAG_PTABLE_QUERY, orte_session_ptable_recv_query}};
+                    {ORTE_SESSION_TAG_PTABLE_QUERY, orte_session_ptable_recv_query},
+                    {ORTE_SESSION_TAG_RELOCATE, orte_session_relocate_recv},
+                    {ORTE_SESSION_TAG_MOVED, orte_session_relocate_recv_moved}};
     int rc;
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
         if (HERD_SUCCESS !=

@@ -50,6 +50,14 @@ enum {
     ORTE_SESSION_TAG_RESTARTED = 56,  /* session -> 0: {record}: that process failed and was
                                          started again (errmgr restart; record.restarts: the
                                          how-many-th restart) */
+    /* errmgr restart after a node loss: the lost node's ranks start on another node of the job
+     * (orte/runtime/relocate.h holds the one format of the three; docs/errmgr.md) */
+    ORTE_SESSION_TAG_RELOCATE = 57,  /* 0 -> session: {relocate}: start here the ranks of the
+                                        lost node (with herdrun's count of their restarts) */
+    ORTE_SESSION_TAG_RELOCATED = 58, /* session -> 0: {relocate}: started (ranks, pids) or why
+                                        not (status, reason) */
+    ORTE_SESSION_TAG_MOVED = 59,     /* 0 -> every session: {relocate}: those ranks run on
+                                        to_candidate now; lost_vpid reports nothing more */
 };
 
 /* The collective every session daemon and herdrun start once connected: an allgather of the

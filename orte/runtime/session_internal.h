@@ -48,6 +48,7 @@ typedef struct orte_session_local_proc {
     uint32_t node_rank;
     bool bound;
     char *cpuset; /* NULL when not bound */
+    bool moved;   /* started here after its node was lost (session_relocate.c) */
 } orte_session_local_proc_t;
 
 /* A namespace served here: the job (index 0) or processes it spawned (1, 2, ...). */
@@ -310,6 +311,19 @@ void orte_session_shepherd_lost(orte_session_t *s, orte_vpid_t lost, const char 
 /* errmgr restart (session_restart.c): the failed local process r started again here when the
  * error manager says so (herdrun is told); false when it is not (the shepherd hears of it). */
 bool orte_session_restart_proc(orte_session_t *s, orte_proc_record_t *r);
+/* The error manager of this node: the shepherd's, or opened on the first failure here (a job
+ * that never fails never loads it outside the shepherd). NULL when none can be opened. */
+const orte_errmgr_module_t *orte_session_restart_errmgr(orte_session_t *s);
+/* session_relocate.c: errmgr restart after a node loss. RELOCATE (this node was chosen: start
+ * the lost node's ranks here) and MOVED (where they went: the job database follows). */
+void orte_session_relocate_recv(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                                const void *data, size_t length, void *arg);
+void orte_session_relocate_recv_moved(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
+                                      const void *data, size_t length, void *arg);
+/* Whether rank (of nsj) was mapped to this node (false: it moved here from a lost node). */
+bool orte_session_rank_mapped_here(const orte_session_nsjob_t *nsj, uint32_t rank);
+/* The shepherd: lost, a leaf whose ranks moved elsewhere, reports nothing more; no failure. */
+void orte_session_shepherd_moved(orte_session_t *s, orte_vpid_t lost);
 void orte_session_shepherd_recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                                         const void *data, size_t length, void *arg);
 void orte_session_shepherd_recv_aborted(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,

@@ -63,6 +63,12 @@ orte_proc_record_t *orte_session_record_find(orte_session_t *s, uint32_t id)
             hi = mid;
         }
     }
+    /* a rank moved here from a lost node was appended out of order (session_relocate.c) */
+    for (uint32_t i = 0; i < s->local.num_records; ++i) {
+        if (s->local.records[i].rank == id) {
+            return &s->local.records[i];
+        }
+    }
     return NULL;
 }
 
@@ -186,7 +192,8 @@ void orte_session_procs_start_one(orte_session_t *s, orte_session_nsjob_t *nsj,
                                 .rank = p->rank,
                                 .app = p->app,
                                 .local_rank = p->local_rank,
-                                .node_rank = p->node_rank};
+                                .node_rank = p->node_rank,
+                                .moved = p->moved};
     if (NULL != s->wireup.modules) {
         own_env = opal_argv_copy(env);
         int rc = (NULL == own_env && NULL != env)

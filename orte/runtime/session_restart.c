@@ -11,10 +11,7 @@
 #include "opal/util/show_help.h"
 #include "orte/runtime/session_internal.h"
 
-/* The error manager of this node: the shepherd's, or opened on the first failure here (a job
- * that never fails never loads it outside the shepherd). NULL when none can be opened: the
- * shepherd decides then. */
-static const orte_errmgr_module_t *local_errmgr(orte_session_t *s)
+const orte_errmgr_module_t *orte_session_restart_errmgr(orte_session_t *s)
 {
     if (NULL != s->shepherd.errmgr) {
         return s->shepherd.errmgr;
@@ -34,7 +31,7 @@ bool orte_session_restart_proc(orte_session_t *s, orte_proc_record_t *r)
         (ORTE_PROC_EXITED != r->state && ORTE_PROC_UNFINALIZED != r->state)) {
         return false;
     }
-    const orte_errmgr_module_t *errmgr = local_errmgr(s);
+    const orte_errmgr_module_t *errmgr = orte_session_restart_errmgr(s);
     const char *node = (r->node < s->nodes.num) ? s->nodes.nodes[r->node].name : s->node_name;
     orte_errmgr_failure_t failure = {.event = ORTE_ERRMGR_PROC_FAILED,
                                      .rank = r->rank,
@@ -64,7 +61,8 @@ bool orte_session_restart_proc(orte_session_t *s, orte_proc_record_t *r)
                                    .local_rank = view.local_rank,
                                    .node_rank = view.node_rank,
                                    .bound = view.bound,
-                                   .cpuset = view.bound ? (char *) view.cpuset : NULL};
+                                   .cpuset = view.bound ? (char *) view.cpuset : NULL,
+                                   .moved = !orte_session_rank_mapped_here(nsj, rank)};
     uint32_t launched = s->local.launched;
     orte_session_procs_start_one(s, nsj, r, &p);
     if (s->local.launched > launched) {

@@ -178,6 +178,15 @@ void orte_session_shepherd_lost(orte_session_t *s, orte_vpid_t lost, const char 
     shepherd_maybe_report(s);
 }
 
+void orte_session_shepherd_moved(orte_session_t *s, orte_vpid_t lost)
+{
+    if (lost > ORTE_SESSION_SHEPHERD && lost < s->size && !s->shepherd.finished[lost]) {
+        s->shepherd.finished[lost] = true;
+        s->shepherd.num_finished++;
+    }
+    shepherd_maybe_report(s);
+}
+
 void orte_session_shepherd_recv_failure(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag,
                                         const void *data, size_t length, void *arg)
 {

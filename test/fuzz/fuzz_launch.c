@@ -17,6 +17,7 @@
 #include "orte/runtime/dvm_map.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/proc_record.h"
+#include "orte/runtime/relocate.h"
 #include "test/fuzz/fuzz.h"
 
 static char fuzz_sentinel_object;
@@ -226,6 +227,24 @@ static void fuzz_mapped(const uint8_t *data, size_t size, uint32_t num_dvm_nodes
     free(entries);
 }
 
+/* The relocation message (errmgr restart after a node loss), bounded by byte 0 as a job's size:
+ * a decode keeps within it and re-encodes canonically. */
+static void fuzz_relocate(const uint8_t *data, size_t size, uint32_t max_ranks)
+{
+    orte_relocate_msg_t m;
+    if (HERD_SUCCESS != orte_relocate_msg_unpack(data, size, max_ranks, &m)) {
+        FUZZ_CHECK(NULL == m.ranks && NULL == m.reason);
+        return;
+    }
+    FUZZ_CHECK(m.num_ranks <= max_ranks && (0 == m.num_ranks || NULL != m.ranks));
+    FUZZ_CHECK(NULL == m.reason || strlen(m.reason) <= ORTE_RELOCATE_REASON_MAX);
+    opal_buffer_t repacked = OPAL_BUFFER_STATIC_INIT;
+    FUZZ_CHECK(HERD_SUCCESS == orte_relocate_msg_pack(&repacked, &m));
+    FUZZ_CHECK(repacked.used == size && 0 == memcmp(repacked.base, data, size));
+    opal_buffer_destruct(&repacked);
+    orte_relocate_msg_free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
@@ -237,6 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_inventory(data + 1, size - 1);
     fuzz_kinds(data + 1, size - 1, num_dvm_nodes);
     fuzz_mapped(data + 1, size - 1, num_dvm_nodes);
+    fuzz_relocate(data + 1, size - 1, data[0]);
     return 0;
 }
 
@@ -343,6 +363,20 @@ static void fuzz_write_seeds(const char *dir)
     dvm_map_encode(mapped, 2, mapped_bytes);
     opal_buffer_t mapped_view = {.base = mapped_bytes, .used = sizeof(mapped_bytes)};
     fuzz_write_seed(dir, "mapped", 8, &mapped_view);
+
+    /* a relocation answer for a job of 8 ranks: two moved, and why one could not */
+    orte_relocate_rank_t moved[] = {{.rank = 1, .restarts = 1, .pid = 4711},
+                                    {.rank = 5, .restarts = 2, .pid = 4712}};
+    orte_relocate_msg_t relocate = {.lost_vpid = 2,
+                                    .lost_candidate = 1,
+                                    .to_candidate = 0,
+                                    .max_restarts = 3,
+                                    .num_ranks = 2,
+                                    .ranks = moved,
+                                    .reason = "rank 5 has used its 3 restarts"};
+    FUZZ_CHECK(HERD_SUCCESS == orte_relocate_msg_pack(&b, &relocate));
+    fuzz_write_seed(dir, "relocate", 8, &b);
+    opal_buffer_destruct(&b);
 
     orte_proc_record_t record = {.rank = 3,
                                  .node = 1,

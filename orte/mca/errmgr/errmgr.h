@@ -17,14 +17,17 @@ typedef enum orte_errmgr_event {
     ORTE_ERRMGR_PROC_FAILED = 1,   /* a process exited non-zero or was killed by a signal */
     ORTE_ERRMGR_PROC_START_FAILED, /* a process could not be started (exec, binding, chdir) */
     ORTE_ERRMGR_DAEMON_LOST,       /* a session daemon (and so its node's processes) is gone */
+    ORTE_ERRMGR_PROC_LOST,         /* a process went with its lost node (one event per rank,
+                                      asked before the job ends for DAEMON_LOST) */
 } orte_errmgr_event_t;
 
 /* What the job does about it. Zero is no action, so a forgotten field is not a decision. */
 typedef enum orte_errmgr_action {
     ORTE_ERRMGR_ABORT_JOB = 1, /* kill every process of the job, exit with the failure's status */
     ORTE_ERRMGR_CONTINUE,      /* record the failure, let the others run to completion */
-    ORTE_ERRMGR_RESTART_PROC,  /* start the failed process again on its node, with its rank;
-                                  only for PROC_FAILED (anything else aborts the job) */
+    ORTE_ERRMGR_RESTART_PROC,  /* start the failed process again with its rank: on its node
+                                  (PROC_FAILED) or on another live node of the job (PROC_LOST);
+                                  for anything else it aborts the job */
 } orte_errmgr_action_t;
 
 /* One failure, as the shepherd (herdrun or a daemon) saw it. Valid only during the call it is
@@ -60,12 +63,13 @@ OPAL_EXPORT const orte_errmgr_module_t *orte_errmgr_base_module(void);
 
 /* The selected module's decision, shown at HERD_MCA_errmgr_base_verbose=5. ABORT_JOB when the
  * framework is not open, failure is NULL, or the module answers something that is not an
- * action (or RESTART_PROC for anything but PROC_FAILED): a failure nobody decided about must
- * not leave the rest of the job running. */
+ * action (or RESTART_PROC for anything but PROC_FAILED and PROC_LOST): a failure nobody decided
+ * about must not leave the rest of the job running. */
 OPAL_EXPORT orte_errmgr_action_t orte_errmgr_base_decide(const orte_errmgr_failure_t *failure);
 
 /* What happened, to follow "rank 3 on node-a " (or "the daemon on node-a "): "exited with
- * status 3", "was killed by signal 9 (Killed)", "could not be started", "was lost". text is
+ * status 3", "was killed by signal 9 (Killed)", "could not be started", "was lost", "was lost
+ * with its node". text is
  * always terminated (when size > 0). Returns text. */
 OPAL_EXPORT char *orte_errmgr_failure_describe(const orte_errmgr_failure_t *f, char *text,
                                                size_t size);

@@ -142,6 +142,10 @@ struct orte_iof_module {
     int (*sink_attach)(orte_iof_sink_t *sink, int fd);
     /* Bytes waiting to be written to the sink's outputs. */
     size_t (*sink_queued)(const orte_iof_sink_t *sink);
+    /* rank moved to another source (its node was lost, errmgr restart): its streams start
+     * again from there at offset 0, appended to what was written (and to its files). NULL: the
+     * component cannot (the moved rank's first bytes may be taken for repeats). */
+    void (*sink_rank_moved)(orte_iof_sink_t *sink, uint32_t rank);
 };
 typedef struct orte_iof_module orte_iof_module_t;
 

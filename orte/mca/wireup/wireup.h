@@ -52,6 +52,9 @@ typedef struct orte_wireup_proc {
     uint32_t app;
     uint32_t local_rank;
     uint32_t node_rank;
+    /* proc_setup: started here after its node was lost (errmgr restart), not among ns's
+     * local_ranks; a module that serves only those gives it nothing (HERD_SUCCESS) */
+    bool moved;
     /* proc_exited only: its exit status, or the signal that killed it (0: none) */
     int exit_code;
     int signo;

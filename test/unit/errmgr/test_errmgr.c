@@ -29,6 +29,7 @@ static const orte_errmgr_event_t all_events[] = {
     ORTE_ERRMGR_PROC_FAILED,
     ORTE_ERRMGR_PROC_START_FAILED,
     ORTE_ERRMGR_DAEMON_LOST,
+    ORTE_ERRMGR_PROC_LOST,
 };
 #define NUM_EVENTS (sizeof(all_events) / sizeof(all_events[0]))
 
@@ -286,6 +287,8 @@ static void test_continue_decides(void **state)
     assert_int_equal(module->decide(&not_started), ORTE_ERRMGR_CONTINUE);
     /* the job's routing tree through that node is gone */
     assert_int_equal(module->decide(&lost), ORTE_ERRMGR_ABORT_JOB);
+    orte_errmgr_failure_t proc_lost = failure_of(ORTE_ERRMGR_PROC_LOST);
+    assert_int_equal(module->decide(&proc_lost), ORTE_ERRMGR_ABORT_JOB);
     /* an event it does not know is not assumed to be harmless */
     assert_int_equal(module->decide(&unknown), ORTE_ERRMGR_ABORT_JOB);
     assert_int_equal(orte_errmgr_base_decide(&failed), ORTE_ERRMGR_CONTINUE);
@@ -309,14 +312,27 @@ static void test_restart_decides(void **state)
     }
     failed.restarts = 3;
     assert_int_equal(module->decide(&failed), ORTE_ERRMGR_ABORT_JOB);
-    /* what kept it from starting is still there; a lost node has nothing to start it on */
+    /* what kept it from starting is still there; a daemon lost is asked only once its
+     * processes could not be moved */
     assert_int_equal(module->decide(&not_started), ORTE_ERRMGR_ABORT_JOB);
     assert_int_equal(module->decide(&lost), ORTE_ERRMGR_ABORT_JOB);
+    /* a process lost with its node moves to another node, counted as a restart */
+    orte_errmgr_failure_t proc_lost = failure_of(ORTE_ERRMGR_PROC_LOST);
+    for (uint32_t k = 0; k < 3; ++k) {
+        proc_lost.restarts = k;
+        assert_int_equal(orte_errmgr_base_decide(&proc_lost), ORTE_ERRMGR_RESTART_PROC);
+    }
+    proc_lost.restarts = 3;
+    assert_int_equal(orte_errmgr_base_decide(&proc_lost), ORTE_ERRMGR_ABORT_JOB);
     close_and_reset();
     setenv("HERD_MCA_errmgr_restart_max", "1", 1);
     assert_string_equal(open_with("restart"), "restart");
     failed.restarts = 1;
     assert_int_equal(orte_errmgr_base_decide(&failed), ORTE_ERRMGR_ABORT_JOB);
+    proc_lost.restarts = 1;
+    assert_int_equal(orte_errmgr_base_decide(&proc_lost), ORTE_ERRMGR_ABORT_JOB);
+    proc_lost.restarts = 0;
+    assert_int_equal(orte_errmgr_base_decide(&proc_lost), ORTE_ERRMGR_RESTART_PROC);
     close_and_reset();
     /* a negative maximum is a mistake: nothing is selected, and it is said */
     setenv("HERD_MCA_errmgr_restart_max", "-1", 1);
@@ -339,6 +355,9 @@ static void test_base_decide_restart_only_for_failures(void **state)
     setenv("HERD_MCA_errmgr_stub_answer", "3", 1);
     assert_string_equal(open_with("stub"), "stub");
     assert_int_equal(orte_errmgr_base_decide(&lost), ORTE_ERRMGR_ABORT_JOB);
+    /* a process lost with its node can be moved: restart is an answer there */
+    orte_errmgr_failure_t proc_lost = failure_of(ORTE_ERRMGR_PROC_LOST);
+    assert_int_equal(orte_errmgr_base_decide(&proc_lost), ORTE_ERRMGR_RESTART_PROC);
 }
 
 static void test_base_decide_without_module(void **state)
@@ -405,6 +424,9 @@ static void test_describe(void **state)
     failure = failure_of(ORTE_ERRMGR_DAEMON_LOST);
     orte_errmgr_failure_describe(&failure, text, sizeof(text));
     assert_string_equal(text, "was lost");
+    failure = failure_of(ORTE_ERRMGR_PROC_LOST);
+    orte_errmgr_failure_describe(&failure, text, sizeof(text));
+    assert_string_equal(text, "was lost with its node");
     failure = failure_of((orte_errmgr_event_t) 99);
     orte_errmgr_failure_describe(&failure, text, sizeof(text));
     assert_string_equal(text, "failed (errmgr event 99)");

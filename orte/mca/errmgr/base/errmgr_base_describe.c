@@ -31,6 +31,9 @@ char *orte_errmgr_failure_describe(const orte_errmgr_failure_t *f, char *text, s
     case ORTE_ERRMGR_DAEMON_LOST:
         snprintf(text, size, "was lost");
         return text;
+    case ORTE_ERRMGR_PROC_LOST:
+        snprintf(text, size, "was lost with its node");
+        return text;
     }
     /* an event added after this was written still gets a sentence, and its number for a bug
      * report */

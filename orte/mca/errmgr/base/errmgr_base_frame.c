@@ -50,7 +50,8 @@ orte_errmgr_action_t orte_errmgr_base_decide(const orte_errmgr_failure_t *failur
     }
     action = module->decide(failure);
     bool restart_ok =
-        ORTE_ERRMGR_RESTART_PROC == action && ORTE_ERRMGR_PROC_FAILED == failure->event;
+        ORTE_ERRMGR_RESTART_PROC == action &&
+        (ORTE_ERRMGR_PROC_FAILED == failure->event || ORTE_ERRMGR_PROC_LOST == failure->event);
     if (ORTE_ERRMGR_ABORT_JOB != action && ORTE_ERRMGR_CONTINUE != action && !restart_ok) {
         /* a third-party DSO built against a newer interface may answer something we cannot
          * carry out; aborting is the one answer that never leaves a broken job running */

@@ -21,6 +21,7 @@ static orte_errmgr_action_t errmgr_continue_decide(const orte_errmgr_failure_t *
     case ORTE_ERRMGR_PROC_START_FAILED:
         return ORTE_ERRMGR_CONTINUE;
     case ORTE_ERRMGR_DAEMON_LOST:
+    case ORTE_ERRMGR_PROC_LOST:
         /* the job's routing tree (launch messages, I/O forwarding, exit reports) runs through
          * the daemons; with one gone, the processes below it can no longer be reached, watched
          * or killed, so the job cannot be run to a reported end */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* errmgr restart: a process that fails is started again on its node with the same rank, up to
- * errmgr_restart_max times (services, workers of a task farm, a flaky step of a workflow); one
- * that fails once more, or cannot be started at all, ends the job, and so does a lost daemon.
- * The session daemon of the failed process's node carries the restart out (docs/errmgr.md). */
+/* errmgr restart: a process that fails is started again on its node with the same rank (or, when
+ * its node was lost, on another live node of the job), up to errmgr_restart_max times (services,
+ * workers of a task farm, a flaky step of a workflow); one that fails once more, or cannot be
+ * started at all, ends the job, and so does a lost daemon whose processes could not be moved.
+ * The session daemon of the failed process's node (or of the node herdrun chose) carries the
+ * restart out (docs/errmgr.md). */
 #include "herd_config.h"
 
 #include "opal/mca/base/mca_var.h"
@@ -24,13 +26,15 @@ static orte_errmgr_action_t errmgr_restart_decide(const orte_errmgr_failure_t *f
 {
     switch (failure->event) {
     case ORTE_ERRMGR_PROC_FAILED:
+    case ORTE_ERRMGR_PROC_LOST:
+        /* lost: started on another live node of the job (herdrun chooses it) */
         return failure->restarts < (uint32_t) errmgr_restart_state.max ? ORTE_ERRMGR_RESTART_PROC
                                                                        : ORTE_ERRMGR_ABORT_JOB;
     case ORTE_ERRMGR_PROC_START_FAILED:
         /* what kept it from starting (a missing program, a bad binding) is still there */
         return ORTE_ERRMGR_ABORT_JOB;
     case ORTE_ERRMGR_DAEMON_LOST:
-        /* the processes of that node went with it, and nothing there can start them again */
+        /* asked once the processes of that node could not be moved (each was PROC_LOST first) */
         return ORTE_ERRMGR_ABORT_JOB;
     }
     return ORTE_ERRMGR_ABORT_JOB;

@@ -103,6 +103,7 @@ void iof_default_sink_destroy(orte_iof_sink_t *sink);
 int iof_default_sink_deliver(orte_iof_sink_t *sink, orte_vpid_t from, int msg,
                              const struct iovec *iov, int iovcnt);
 void iof_default_sink_source_lost(orte_iof_sink_t *sink, orte_vpid_t vpid);
+void iof_default_sink_rank_moved(orte_iof_sink_t *sink, uint32_t rank);
 int iof_default_sink_attach(orte_iof_sink_t *sink, int fd);
 size_t iof_default_sink_queued(const orte_iof_sink_t *sink);
 

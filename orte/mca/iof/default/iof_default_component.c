@@ -160,6 +160,7 @@ static const orte_iof_module_t iof_default_module = {
     .sink_destroy = iof_default_sink_destroy,
     .sink_deliver = iof_default_sink_deliver,
     .sink_source_lost = iof_default_sink_source_lost,
+    .sink_rank_moved = iof_default_sink_rank_moved,
     .sink_attach = iof_default_sink_attach,
     .sink_queued = iof_default_sink_queued,
 };

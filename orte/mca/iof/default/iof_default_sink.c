@@ -1015,6 +1015,15 @@ void iof_default_sink_source_lost(orte_iof_sink_t *sink, orte_vpid_t vpid)
     in_target_gone(sink, vpid);
 }
 
+void iof_default_sink_rank_moved(orte_iof_sink_t *sink, uint32_t rank)
+{
+    rank_state_t *r = iof_table_find(&sink->ranks, rank);
+    for (int i = 0; NULL != r && i < 2; ++i) {
+        r->expect[i] = 0;
+        r->ended[i] = false;
+    }
+}
+
 size_t iof_default_sink_queued(const orte_iof_sink_t *sink)
 {
     return sink->out[0].queued + sink->out[1].queued;

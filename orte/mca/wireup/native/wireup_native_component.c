@@ -41,6 +41,7 @@ typedef struct native_proc {
     uint32_t rank;
     bool connected;
     bool finalized;
+    bool moved; /* started here after its node was lost: not among the local ranks */
 } native_proc_t;
 
 typedef struct native_conn {
@@ -242,7 +243,7 @@ static bool hello(native_conn_t *c, uint32_t request, const opal_native_header_t
     } else if (NULL == ns) {
         snprintf(error, sizeof(error), "namespace %s is not served by the session daemon on %s",
                  hi.nspace, st->host->node_name);
-    } else if (!is_local(ns, hi.rank) || NULL == p) {
+    } else if (NULL == p || (!is_local(ns, hi.rank) && !p->moved)) {
         snprintf(error, sizeof(error), "rank %u of %s does not run on %s", hi.rank, hi.nspace,
                  st->host->node_name);
     } else if (0 != strcmp(hi.token, st->token)) {
@@ -550,6 +551,7 @@ static int native_proc_setup(void *state, const orte_wireup_proc_t *proc,
         p->next = st->procs;
         st->procs = p;
     }
+    p->moved = p->moved || proc->moved;
     int rc;
     if (HERD_SUCCESS != (rc = orte_wireup_child_setenv(child, "HERD_WIREUP_URI", st->uri)) ||
         HERD_SUCCESS != (rc = orte_wireup_child_setenv(child, "HERD_JOBDB", proc->ns->db_name)) ||

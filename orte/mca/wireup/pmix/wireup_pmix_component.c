@@ -712,7 +712,9 @@ static int pmix_module_proc_setup(void *state, const orte_wireup_proc_t *proc,
     wireup_pmix_ns_t *pns = (proc->ns->index < st->num_nss) ? st->nss[proc->ns->index] : NULL;
     wireup_pmix_local_t *local = (NULL != pns) ? wireup_pmix_find_local(pns, proc->rank) : NULL;
     if (NULL == local) {
-        return HERD_ERR_BAD_PARAM;
+        /* moved off a lost node: the namespace was registered without it here, so it runs
+         * without a PMIx server (docs/errmgr.md) */
+        return proc->moved ? HERD_SUCCESS : HERD_ERR_BAD_PARAM;
     }
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, pns->name, proc->rank);
