@@ -65,6 +65,9 @@ static void daemon_command(orte_dvm_t *dvm, uint32_t command, const uint8_t *pay
     if (ORTE_DVM_CMD_KILL_JOB == command) {
         dvm_jobs_kill(dvm, payload, len);
     }
+    if (ORTE_DVM_CMD_NODE_UP == command) {
+        dvm_rejoin_daemon_node_up(dvm, payload, len);
+    }
     if (ORTE_DVM_CMD_SHUTDOWN == command) {
         dvm->status = HERD_SUCCESS;
         dvm_leave_loop(dvm);
@@ -328,7 +331,7 @@ int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot)
     }
     if (HERD_SUCCESS == rc) {
         /* queued until the parent connection is up; tells the root this daemon made it */
-        rc = dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOINED, NULL, 0);
+        rc = dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOINED, dvm->uri, strlen(dvm->uri));
     }
     if (HERD_SUCCESS != rc) {
         opal_show_help(DVM_HELP_FILE, "cannot-join", false, dvm->vpid, boot->node, boot->parent_uri,
@@ -368,11 +371,13 @@ static int daemon_serve(orte_dvm_t *dvm)
 
 static int daemon_run(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin)
 {
+    /* a daemon restarted to rejoin a running DVM attaches as a leaf: it starts nobody */
+    bool rejoin = dvm_rejoin_daemon_wanted();
     int rc = dvm_daemon_open(dvm, boot, bootstrap_stdin);
     if (HERD_SUCCESS == rc) {
-        rc = dvm_daemon_join(dvm, boot);
+        rc = rejoin ? dvm_rejoin_daemon_join(dvm, boot) : dvm_daemon_join(dvm, boot);
     }
-    if (HERD_SUCCESS == rc && NULL != boot->plm_name) {
+    if (HERD_SUCCESS == rc && NULL != boot->plm_name && !rejoin) {
         rc = daemon_start_below(dvm, boot);
     }
     if (HERD_SUCCESS == rc) {
