@@ -123,6 +123,7 @@ static void daemon_release(orte_dvm_t *dvm)
     dvm_jobs_release(dvm);
     dvm_kinds_release(dvm);
     dvm_loss_daemon_release(dvm);
+    dvm_rejoin_daemon_release(dvm);
     free(dvm->daemon.inventory_block);
     dvm->daemon.inventory_block = NULL;
     free(dvm->daemon.inventory_blobs);

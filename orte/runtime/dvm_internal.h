@@ -149,6 +149,8 @@ typedef struct dvm_daemon {
     uint8_t **inventory_blobs; /* by node index (vpid - 1), pointing into inventory_block */
     uint8_t *inventory_block;
     size_t *inventory_lengths;
+    uint8_t **inventory_replaced; /* by node index: a rejoined node's new inventory (dvm_rejoin.c),
+                                   * which inventory_blobs points at instead; NULL: none */
     int *session_fds; /* the static session endpoints' listeners, by slot */
     uint32_t num_session_slots;
     dvm_session_t *sessions; /* started here, running or not yet reaped */
@@ -333,6 +335,8 @@ bool dvm_rejoin_daemon_wanted(void);
 int dvm_rejoin_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot);
 /* Daemon: ORTE_DVM_CMD_NODE_UP from the root. */
 void dvm_rejoin_daemon_node_up(orte_dvm_t *dvm, const uint8_t *payload, size_t len);
+/* Daemon: free the inventories NODE_UP brought. */
+void dvm_rejoin_daemon_release(orte_dvm_t *dvm);
 
 /* dvm_queue.c: the root's session slots */
 /* The handler of ORTE_DVM_TAG_SESSION_END. */

@@ -40,14 +40,6 @@ struct dvm_rejoin {
     size_t num_procs;
 };
 
-static void put_u32(uint8_t *out, uint32_t value)
-{
-    out[0] = (uint8_t) (value >> 24);
-    out[1] = (uint8_t) (value >> 16);
-    out[2] = (uint8_t) (value >> 8);
-    out[3] = (uint8_t) value;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* the root: answering the tool */
 
@@ -526,10 +518,22 @@ static void root_rejoin_req(orte_overlay_t *overlay, orte_vpid_t src, uint16_t t
     if (NULL != dvm->gc->rejoined) {
         dvm->gc->rejoined(dvm->grpcomm, src);
     }
-    uint8_t payload[4];
-    put_u32(payload, src);
-    orte_dvm_root_command(dvm, ORTE_DVM_CMD_NODE_UP, payload, sizeof(payload));
-    rc = send_ack(dvm, src); /* the commands after NODE_UP are its */
+    /* with its inventory: its session endpoints changed with the new daemon */
+    opal_buffer_t inv, up;
+    opal_buffer_init(&inv);
+    opal_buffer_init(&up);
+    rc = orte_inventory_pack(&inv, dvm->root.inventory[src], false);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_dvm_rejoin_node_up_pack(&up, src, inv.base, inv.used);
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = orte_dvm_root_command(dvm, ORTE_DVM_CMD_NODE_UP, up.base, up.used);
+    }
+    opal_buffer_destruct(&inv);
+    opal_buffer_destruct(&up);
+    if (HERD_SUCCESS == rc) {
+        rc = send_ack(dvm, src); /* the commands after NODE_UP are its */
+    }
     if (HERD_SUCCESS != rc) {
         answer(dvm, rc, "rejoin-bad-hello", dvm_tree_node_name(dvm, src), src, opal_strerror(rc));
         return;
@@ -710,16 +714,40 @@ int dvm_rejoin_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot)
     return rc;
 }
 
-/* ORTE_DVM_CMD_NODE_UP {u32 vpid}: it is back; broadcasts reach it again. */
+/* ORTE_DVM_CMD_NODE_UP: it is back; broadcasts reach it again, and its new inventory replaces
+ * the one its node had (the jobs' session daemons find its new session endpoints there). */
 void dvm_rejoin_daemon_node_up(orte_dvm_t *dvm, const uint8_t *payload, size_t len)
 {
-    if (len < 4) {
+    dvm_daemon_t *d = &dvm->daemon;
+    opal_buffer_t buffer;
+    orte_vpid_t vpid = 0;
+    void *inventory = NULL;
+    size_t length = 0;
+    opal_buffer_init(&buffer);
+    int rc = opal_buffer_load(&buffer, payload, len);
+    if (HERD_SUCCESS == rc) {
+        rc = orte_dvm_rejoin_node_up_unpack(&buffer, dvm->size, &vpid, &inventory, &length);
+    }
+    opal_buffer_destruct(&buffer);
+    if (HERD_SUCCESS != rc || vpid == dvm->vpid) {
+        if (HERD_SUCCESS != rc) {
+            opal_output(OPAL_OUTPUT_STDERR,
+                        "herdd: daemon %u ignores a malformed NODE_UP command: %s", dvm->vpid,
+                        opal_strerror(rc));
+        }
+        free(inventory);
         return;
     }
-    orte_vpid_t vpid = ((uint32_t) payload[0] << 24) | ((uint32_t) payload[1] << 16) |
-                       ((uint32_t) payload[2] << 8) | payload[3];
-    if (vpid == dvm->vpid || vpid >= dvm->size) {
-        return;
+    if (NULL == d->inventory_replaced) {
+        d->inventory_replaced = calloc(dvm->size, sizeof(*d->inventory_replaced));
+    }
+    if (NULL != d->inventory_replaced && NULL != d->inventory_blobs) {
+        free(d->inventory_replaced[vpid - 1]);
+        d->inventory_replaced[vpid - 1] = inventory;
+        d->inventory_blobs[vpid - 1] = inventory;
+        d->inventory_lengths[vpid - 1] = length;
+    } else {
+        free(inventory);
     }
     if (dvm_loss_is_down(dvm, vpid)) {
         dvm->down[vpid] = false;
@@ -728,4 +756,14 @@ void dvm_rejoin_daemon_node_up(orte_dvm_t *dvm, const uint8_t *payload, size_t l
     if (NULL != dvm->gc->rejoined) {
         dvm->gc->rejoined(dvm->grpcomm, vpid);
     }
+}
+
+void dvm_rejoin_daemon_release(orte_dvm_t *dvm)
+{
+    dvm_daemon_t *d = &dvm->daemon;
+    for (uint32_t i = 0; NULL != d->inventory_replaced && i < dvm->size; ++i) {
+        free(d->inventory_replaced[i]);
+    }
+    free(d->inventory_replaced);
+    d->inventory_replaced = NULL;
 }

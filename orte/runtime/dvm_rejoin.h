@@ -33,6 +33,14 @@ OPAL_EXPORT int orte_dvm_rejoin_hello_pack(opal_buffer_t *buffer, const void *in
 OPAL_EXPORT int orte_dvm_rejoin_hello_unpack(opal_buffer_t *buffer, void **inventory,
                                              size_t *len);
 
+/* The payload of ORTE_DVM_CMD_NODE_UP (root -> every daemon): {u32 vpid, u32 version, bytes
+ * inventory}: the rejoined daemon's inventory replaces the one its node had (new session
+ * endpoints). vpid checked in 1..num_daemons-1; *inventory malloc'd. */
+OPAL_EXPORT int orte_dvm_rejoin_node_up_pack(opal_buffer_t *buffer, orte_vpid_t vpid,
+                                             const void *inventory, size_t len);
+OPAL_EXPORT int orte_dvm_rejoin_node_up_unpack(opal_buffer_t *buffer, uint32_t num_daemons,
+                                               orte_vpid_t *vpid, void **inventory, size_t *len);
+
 /* root -> daemon (overlay ORTE_DVM_TAG_REJOIN_ACK): what a daemon that joined at start-up holds
  * and a rejoining one lacks: the command broadcast to wait for next, the daemons down now, and
  * every node's packed inventory (by node index, the daemon's own included).

@@ -105,6 +105,34 @@ int orte_dvm_rejoin_hello_unpack(opal_buffer_t *buffer, void **inventory, size_t
     return HERD_SUCCESS;
 }
 
+int orte_dvm_rejoin_node_up_pack(opal_buffer_t *buffer, orte_vpid_t vpid, const void *inventory,
+                                 size_t len)
+{
+    int rc = opal_buffer_pack_uint32(buffer, vpid);
+    return HERD_SUCCESS == rc ? orte_dvm_rejoin_hello_pack(buffer, inventory, len) : rc;
+}
+
+int orte_dvm_rejoin_node_up_unpack(opal_buffer_t *buffer, uint32_t num_daemons, orte_vpid_t *vpid,
+                                   void **inventory, size_t *len)
+{
+    uint32_t v = 0;
+    int rc = opal_buffer_unpack_uint32(buffer, &v);
+    if (HERD_SUCCESS == rc && (0 == v || v >= num_daemons)) {
+        rc = HERD_ERR_UNPACK_FAILURE;
+    }
+    if (HERD_SUCCESS == rc) {
+        rc = orte_dvm_rejoin_hello_unpack(buffer, inventory, len);
+    }
+    if (HERD_SUCCESS == rc && 0 != opal_buffer_remaining(buffer)) {
+        free(*inventory);
+        rc = HERD_ERR_UNPACK_FAILURE;
+    }
+    if (HERD_SUCCESS == rc) {
+        *vpid = v;
+    }
+    return rc;
+}
+
 int orte_dvm_rejoin_ack_pack(opal_buffer_t *buffer, const orte_dvm_rejoin_ack_t *ack)
 {
     int rc = opal_buffer_pack_uint32(buffer, ORTE_DVM_REJOIN_VERSION);

@@ -87,7 +87,7 @@ wait_for 10 no_herdd
 expect_eq "no daemon left" "$(herdd_pids)" ""
 add_host sim0004
 expect_fail "--add-host on a DVM that is gone"
-expect_err "saying it cannot be reached" "cannot be reached"
+expect_err "saying it cannot be reached" "cannot be reached|not a usable DVM contact file"
 
 # --- an inner daemon (radix 4): its children re-attached; it comes back as a leaf -------------
 start_dvm $SIM 24 --mca dvm_radix 4
