@@ -119,6 +119,48 @@ expect_rc "--shutdown stops it" 0
 wait_for 10 no_herdd
 expect_eq "no daemon left" "$(herdd_pids)" ""
 
+# --- a rejoin that fails: the daemon exits before joining, or does not join in time ----------
+# daemon 1 (the parent of 3 and 4) is stopped, so a new daemon 4 cannot finish joining below it
+start_dvm $SIM 4 --mca dvm_radix 2 --timeout 10
+expect_rc "a persistent DVM of 4 nodes with a 10 s start-up timeout" 0
+kill -9 "$(daemon_pid 3)" "$(daemon_pid 4)"
+two_down() { log_has "node sim0003 \(daemon 3\) is down" && log_has "node sim0004 \(daemon 4\) is down"; }
+wait_for 20 two_down
+expect_eq "nodes 3 and 4 are said down" "$(grep -c 'node sim000[34] (daemon [34]) is down' "$WORK/dvm.log")" 2
+parent=$(daemon_pid 1)
+kill -STOP "$parent"
+HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" --add-host sim0004 --dvm-uri "$uri" \
+    </dev/null >"$WORK/add1.out" 2>"$WORK/add1.err" &
+add1=$!
+new_four() { [ -n "$(daemon_pid 4)" ]; }
+wait_for 20 new_four
+add_host sim0003
+expect_fail "a second --add-host while one is in progress is refused"
+expect_err "saying which rejoin is in progress" "already in progress \(node sim0004\)"
+kill -9 "$(daemon_pid 4)"
+wait "$add1"
+rc=$?
+OUT=$WORK/add1.out ERR=$WORK/add1.err
+expect_fail "--add-host whose daemon dies before joining fails"
+expect_err "saying it exited before it joined" "sim0004 \(daemon 4\) was killed by signal 9.* before it joined"
+OUT=$WORK/out ERR=$WORK/err
+add_host sim0004
+expect_fail "--add-host whose daemon does not join in time fails"
+expect_err "saying it did not join within the start-up timeout" "within 10 seconds \(dvm_startup_timeout"
+kill -CONT "$parent"
+expect_eq "no daemon 4 is left of the failed attempts" "$(daemon_pid 4)" ""
+add_host sim0004
+expect_rc "once its parent answers again, node 4 rejoins" 0
+add_host sim0003
+expect_rc "and node 3" 0
+herdrun --dvm-uri "$uri" -n 4 --map-by node sh -c 'echo "$HERD_RANK"'
+expect_rc "a job on every node" 0
+expect_eq "with its 4 ranks" "$(sort "$OUT" | tr '\n' ' ')" "0 1 2 3 "
+herd_dvm --shutdown --dvm-uri "$uri"
+expect_rc "--shutdown stops it" 0
+wait_for 10 no_herdd
+expect_eq "no daemon left" "$(herdd_pids)" ""
+
 # --- a DVM that stops on a loss has nothing to rejoin ------------------------------------------
 start_dvm $SIM 2 --mca dvm_on_node_loss stop
 expect_rc "a DVM with dvm_on_node_loss stop" 0
