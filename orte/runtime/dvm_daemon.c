@@ -159,7 +159,9 @@ static void daemon_stdin_cb(int fd, short what, void *arg)
         opal_event_del(dvm->daemon.stdin_event);
         /* a DVM that survives a lost daemon: our launcher was on the lost daemon's node; the
          * overlay says whether the DVM is still there */
-        if (!dvm->done && !dvm->survive_loss) {
+        /* a daemon started to rejoin that has not joined yet: the root gave up on it */
+        bool joining = dvm_rejoin_daemon_wanted() && NULL == dvm->daemon.inventory_blobs;
+        if (!dvm->done && (!dvm->survive_loss || joining)) {
             dvm->status = HERD_ERR_UNREACH;
             dvm_leave_loop(dvm);
         }

@@ -31,7 +31,7 @@ typedef struct rejoin_proc {
 } rejoin_proc_t;
 
 struct dvm_rejoin {
-    bool *rejoined; /* by vpid: came back once; a leaf for good, never anyone's parent again */
+    bool *rejoined;      /* by vpid: came back once; a leaf for good, never anyone's parent again */
     orte_vpid_t pending; /* the daemon joining now (0: none) */
     orte_vpid_t via;     /* the ancestor it attaches to */
     int tool_fd;         /* the tool waiting for the outcome, -1 once it is gone */
@@ -53,8 +53,7 @@ static void vsay(int fd, int status, const char *topic, va_list ap)
     opal_buffer_t buffer;
     opal_buffer_init(&buffer);
     if (HERD_SUCCESS == opal_buffer_pack_uint32(&buffer, ORTE_DVM_TOOL_REJOIN_ANSWER) &&
-        HERD_SUCCESS ==
-            orte_dvm_rejoin_answer_pack(&buffer, status, NULL != text ? text : topic)) {
+        HERD_SUCCESS == orte_dvm_rejoin_answer_pack(&buffer, status, NULL != text ? text : topic)) {
         orte_dvm_tool_send_frame(fd, &buffer);
     }
     opal_buffer_destruct(&buffer);
@@ -214,7 +213,8 @@ static orte_vpid_t attach_point(const orte_dvm_t *dvm, orte_vpid_t vpid)
 {
     const dvm_rejoin_t *r = dvm->root.rejoin;
     orte_vpid_t a = orte_radix_parent(vpid, dvm->radix);
-    while (0 != a && (dvm_loss_is_down(dvm, a) || r->rejoined[a] || !orte_dvm_node_up(dvm, a - 1))) {
+    while (0 != a &&
+           (dvm_loss_is_down(dvm, a) || r->rejoined[a] || !orte_dvm_node_up(dvm, a - 1))) {
         a = orte_radix_parent(a, dvm->radix);
     }
     return a;
@@ -307,7 +307,7 @@ static void timeout_cb(int fd, short what, void *arg)
 }
 
 /* Why vpid cannot rejoin now (a help-dvm.txt topic), or NULL. */
-static const char *refusal(const orte_dvm_t *dvm, const char *host, orte_vpid_t vpid)
+static const char *refusal(const orte_dvm_t *dvm, orte_vpid_t vpid)
 {
     if (!dvm->survive_loss || !dvm->root.options.persistent) {
         return "rejoin-not-persistent";
@@ -392,10 +392,9 @@ int dvm_rejoin_tool_request(orte_dvm_t *dvm, int fd, opal_buffer_t *frame)
         return HERD_SUCCESS != rc ? rc : HERD_ERR_NOT_AVAILABLE;
     }
     orte_vpid_t vpid = vpid_of_host(dvm, host);
-    const char *topic = refusal(dvm, host, vpid);
+    const char *topic = refusal(dvm, vpid);
     if (NULL != topic) {
-        refuse(fd, topic, host,
-               0 != r->pending ? dvm_tree_node_name(dvm, r->pending) : host);
+        refuse(fd, topic, host, 0 != r->pending ? dvm_tree_node_name(dvm, r->pending) : host);
         free(host);
         return HERD_SUCCESS;
     }

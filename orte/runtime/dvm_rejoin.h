@@ -22,16 +22,14 @@ OPAL_EXPORT int orte_dvm_rejoin_request_unpack(opal_buffer_t *buffer, char **hos
 
 /* root -> tool (ORTE_DVM_TOOL_REJOIN_ANSWER): {u32 version, i32 status, string message}: status
  * HERD_SUCCESS when the node joined; message is a whole sentence for the user either way. */
-OPAL_EXPORT int orte_dvm_rejoin_answer_pack(opal_buffer_t *buffer, int status,
-                                            const char *message);
+OPAL_EXPORT int orte_dvm_rejoin_answer_pack(opal_buffer_t *buffer, int status, const char *message);
 OPAL_EXPORT int orte_dvm_rejoin_answer_unpack(opal_buffer_t *buffer, int *status, char **message);
 
 /* daemon -> root (overlay ORTE_DVM_TAG_REJOIN_REQ): {u32 version, bytes inventory}, the
  * daemon's packed inventory (orte_inventory_pack). *inventory malloc'd. */
 OPAL_EXPORT int orte_dvm_rejoin_hello_pack(opal_buffer_t *buffer, const void *inventory,
                                            size_t len);
-OPAL_EXPORT int orte_dvm_rejoin_hello_unpack(opal_buffer_t *buffer, void **inventory,
-                                             size_t *len);
+OPAL_EXPORT int orte_dvm_rejoin_hello_unpack(opal_buffer_t *buffer, void **inventory, size_t *len);
 
 /* The payload of ORTE_DVM_CMD_NODE_UP (root -> every daemon): {u32 vpid, u32 version, bytes
  * inventory}: the rejoined daemon's inventory replaces the one its node had (new session

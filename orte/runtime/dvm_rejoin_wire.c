@@ -34,8 +34,7 @@ int orte_dvm_rejoin_request_unpack(opal_buffer_t *buffer, char **host)
     if (HERD_SUCCESS == rc) {
         rc = opal_buffer_unpack_string(buffer, &name);
     }
-    if (HERD_SUCCESS == rc &&
-        (NULL == name || '\0' == name[0] || strlen(name) > REJOIN_MAX_HOST)) {
+    if (HERD_SUCCESS == rc && (NULL == name || '\0' == name[0] || strlen(name) > REJOIN_MAX_HOST)) {
         rc = HERD_ERR_UNPACK_FAILURE;
     }
     if (HERD_SUCCESS != rc) {
@@ -175,7 +174,8 @@ static int unpack_down(opal_buffer_t *buffer, uint32_t num_daemons, orte_dvm_rej
         return rc;
     }
     /* each vpid takes 4 bytes: a count the message cannot hold is refused before allocating */
-    if (ack->num_down >= num_daemons || (size_t) ack->num_down * 4 > opal_buffer_remaining(buffer)) {
+    if (ack->num_down >= num_daemons ||
+        (size_t) ack->num_down * 4 > opal_buffer_remaining(buffer)) {
         ack->num_down = 0;
         return HERD_ERR_UNPACK_FAILURE;
     }

@@ -108,7 +108,8 @@ static int prepare_entry(orte_dvm_t *dvm, uint32_t i, const orte_vpid_t *childre
                                                 .stderr_fd = -1,
                                                 .stdin_fd = -1};
     dvm->tree.num_launched = i + 1; /* from here on, dvm_tree_release() cleans it up */
-    if (plm->prebinds_listeners && HERD_SUCCESS != dvm_tree_prebind(&dvm->tree.launched[i], &uris[i])) {
+    if (plm->prebinds_listeners &&
+        HERD_SUCCESS != dvm_tree_prebind(&dvm->tree.launched[i], &uris[i])) {
         opal_show_help(DVM_HELP_FILE, "prebind-failed", true, vpid, strerror(errno));
         return HERD_ERR_SILENT;
     }

@@ -48,21 +48,20 @@ static const opal_cmd_line_option_t options[] = {
     {NULL, 0, 0, NULL, NULL},
 };
 
-/* --add-host: the root starts a daemon on host and answers once it joined (or could not); the
- * wait is bounded by the daemon's start-up timeout there, plus some slack here. */
+/* How long --add-host waits for the root's answer: the root always answers within the DVM's
+ * dvm_startup_timeout (unknown here: set when the DVM started); this only guards against a root
+ * that hangs. */
+#define ADD_HOST_WAIT_MS (15 * 60 * 1000)
+
+/* --add-host: the root starts a daemon on host and answers once it joined (or could not). */
 static int add_host(const char *uri_file, const char *host)
 {
     if (HERD_SUCCESS != orte_dvm_contact_check_owner(uri_file, "herd-dvm")) {
         return 1;
     }
-    int timeout = 60;
-    const char *text = getenv("HERD_MCA_dvm_startup_timeout");
-    if (NULL != text && atoi(text) > 0) {
-        timeout = atoi(text);
-    }
     orte_dvm_conn_t *conn = NULL;
     char why[512];
-    int rc = orte_dvm_conn_open(uri_file, (timeout + 30) * 1000, &conn, why, sizeof(why));
+    int rc = orte_dvm_conn_open(uri_file, ADD_HOST_WAIT_MS, &conn, why, sizeof(why));
     if (HERD_ERR_NOT_FOUND == rc) {
         opal_show_help(help_file, "add-host-contact", true, uri_file, why);
         return 1;
