@@ -326,6 +326,10 @@ void dvm_rejoin_root_release(orte_dvm_t *dvm);
 /* Root: SIGCHLD; whether every daemon started for a rejoin is gone; signal them all. */
 void dvm_rejoin_reap(orte_dvm_t *dvm);
 bool dvm_rejoin_all_gone(const orte_dvm_t *dvm);
+/* Root: how many processes rejoins started (at most), and their pids that run, into pids (the
+ * orphan sweep must not take them for orphans); returns how many it wrote. */
+size_t dvm_rejoin_num_procs(const orte_dvm_t *dvm);
+size_t dvm_rejoin_known_pids(const orte_dvm_t *dvm, pid_t *pids);
 void dvm_rejoin_signal(orte_dvm_t *dvm, int signo);
 /* Root: whether daemon vpid rejoined once (a leaf since: nobody re-attached below it). */
 bool dvm_rejoin_was_rejoined(const orte_dvm_t *dvm, orte_vpid_t vpid);

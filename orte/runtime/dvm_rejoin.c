@@ -194,6 +194,23 @@ bool dvm_rejoin_all_gone(const orte_dvm_t *dvm)
     return true;
 }
 
+size_t dvm_rejoin_num_procs(const orte_dvm_t *dvm)
+{
+    return NULL != dvm->root.rejoin ? dvm->root.rejoin->num_procs : 0;
+}
+
+size_t dvm_rejoin_known_pids(const orte_dvm_t *dvm, pid_t *pids)
+{
+    const dvm_rejoin_t *r = dvm->root.rejoin;
+    size_t n = 0;
+    for (size_t i = 0; NULL != r && i < r->num_procs; ++i) {
+        if (r->procs[i].daemon.pid > 0) {
+            pids[n++] = r->procs[i].daemon.pid;
+        }
+    }
+    return n;
+}
+
 void dvm_rejoin_signal(orte_dvm_t *dvm, int signo)
 {
     dvm_rejoin_t *r = dvm->root.rejoin;
@@ -263,6 +280,10 @@ static int launch(orte_dvm_t *dvm, rejoin_proc_t *p, orte_vpid_t via, char *why,
                  ? HERD_ERR_OUT_OF_RESOURCE
                  : HERD_SUCCESS;
     char *listen_uri = NULL;
+    if (HERD_SUCCESS == rc && NULL == uri_of(dvm, via)) {
+        snprintf(why, size, "the address of daemon %u, where it would attach, is not known", via);
+        rc = HERD_ERR_NOT_FOUND;
+    }
     if (HERD_SUCCESS == rc && plm->prebinds_listeners) {
         rc = dvm_tree_prebind(&p->daemon, &listen_uri);
         free(listen_uri);
@@ -278,7 +299,7 @@ static int launch(orte_dvm_t *dvm, rejoin_proc_t *p, orte_vpid_t via, char *why,
         errno = 0;
         rc = plm->launch(&p->daemon, 1, dvm->tree.herdd);
     }
-    if (HERD_SUCCESS != rc) {
+    if (HERD_SUCCESS != rc && '\0' == why[0]) {
         snprintf(why, size, "%s", HERD_ERR_IN_ERRNO == rc ? strerror(errno) : opal_strerror(rc));
     }
     if (p->daemon.listen_fd >= 0) {

@@ -106,9 +106,14 @@ herdrun --dvm-uri "$uri" --host sim0002,sim0010 -n 2 --map-by node sh -c 'echo "
 expect_rc "a job on the rejoined node and one of its old children" 0
 expect_eq "with its output" "$(sort "$OUT" | tr '\n' ' ')" "r 0 r 1 "
 # one of the old children lost now: its new parent (the root) reports it, not the rejoined one
+rejoined=$(daemon_pid 2)
 kill -9 "$(daemon_pid 10)"
 wait_for 20 log_has "node sim0010 \(daemon 10\) is down"
 expect_log "an old child lost later is said down" "node sim0010 \(daemon 10\) is down"
+# the root reaps the killed daemon: the rejoined one is no orphan to end
+herdrun --dvm-uri "$uri" --host sim0002 -n 1 true
+expect_rc "a job on the rejoined node after another daemon was reaped" 0
+expect_eq "the rejoined daemon still runs" "$(daemon_pid 2)" "$rejoined"
 add_host sim0010
 expect_rc "and rejoins" 0
 herdrun --dvm-uri "$uri" -n 24 --map-by node sh -c 'echo "$HERD_RANK"'
