@@ -174,4 +174,15 @@ expect_fail "--add-host there is refused"
 expect_err "saying the DVM does not survive a loss" "does not survive the loss of a node"
 herd_dvm --shutdown --dvm-uri "$uri"
 wait_for 10 no_herdd
+
+# --- simulated nodes hosted many to a process: not supported yet ------------------------------
+start_dvm $SIM 4 --mca ras_simulator_nodes_per_process 2
+expect_rc "a DVM of 4 simulated nodes in 2 processes" 0
+add_host sim0001
+expect_fail "--add-host there is refused"
+expect_err "saying it is not supported yet" "not supported yet for this DVM"
+herd_dvm --shutdown --dvm-uri "$uri"
+expect_rc "--shutdown stops it" 0
+wait_for 10 no_herdd
+expect_eq "no daemon left" "$(herdd_pids)" ""
 finish
