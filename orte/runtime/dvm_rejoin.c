@@ -69,13 +69,19 @@ static void refuse(int fd, const char *topic, ...)
     va_end(ap);
 }
 
-/* The rejoin in progress is over: tell its tool (if still there). */
+/* The rejoin in progress is over: tell its tool (if still there); a failure goes to the DVM's
+ * log as well (the tool may be gone). */
 static void answer(orte_dvm_t *dvm, int status, const char *topic, ...)
 {
     dvm_rejoin_t *r = dvm->root.rejoin;
-    va_list ap;
+    va_list ap, again;
     va_start(ap, topic);
+    va_copy(again, ap);
     vsay(r->tool_fd, status, topic, ap);
+    if (HERD_SUCCESS != status) {
+        opal_show_vhelp(DVM_HELP_FILE, topic, false, again); /* the DVM's log says it too */
+    }
+    va_end(again);
     va_end(ap);
     r->tool_fd = -1;
     r->pending = 0;

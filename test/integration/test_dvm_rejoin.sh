@@ -152,6 +152,7 @@ OUT=$WORK/out ERR=$WORK/err
 add_host sim0004
 expect_fail "--add-host whose daemon does not join in time fails"
 expect_err "saying it did not join within the start-up timeout" "within 10 seconds \(dvm_startup_timeout"
+expect_log "the DVM's log says so too" "within 10 seconds \(dvm_startup_timeout"
 kill -CONT "$parent"
 expect_eq "no daemon 4 is left of the failed attempts" "$(daemon_pid 4)" ""
 add_host sim0004
