@@ -2,7 +2,8 @@
 /* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
  * participants, XML pairs), the process record, the node inventory and the inventories by kind
  * (hosted simulated nodes' start-up) and the rejoin messages (herd-dvm --add-host), each decoded
- * from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as seeds. */
+ * from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as
+ * seeds. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -367,8 +368,12 @@ static void fuzz_write_seeds(const char *dir)
         orte_vpid_t down[] = {2};
         uint8_t *invs[] = {(uint8_t *) "a", (uint8_t *) "b", (uint8_t *) "c"};
         size_t lengths[] = {1, 1, 1};
-        orte_dvm_rejoin_ack_t ack = {.next_command = 7, .num_down = 1, .down = down,
-                                     .num_nodes = 3, .inventories = invs, .lengths = lengths};
+        orte_dvm_rejoin_ack_t ack = {.next_command = 7,
+                                     .num_down = 1,
+                                     .down = down,
+                                     .num_nodes = 3,
+                                     .inventories = invs,
+                                     .lengths = lengths};
         FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_ack_pack(&b, &ack));
         fuzz_write_seed(dir, "rejoin-ack", 3, &b);
     }
