@@ -38,9 +38,22 @@ expect_eq "node daemon 4 is found" "$(echo "$victim" | grep -c "^[0-9][0-9]*$")"
 kill -9 $victim
 wait_for 20 log_has "node sim0004 \(daemon 4\) is down"
 expect_log "the DVM's log says the node is down" "node sim0004 \(daemon 4\) is down"
+# a job running elsewhere while the node rejoins: its ranks wait for a file made afterwards
+OUT=$WORK/bg.out ERR=$WORK/bg.err
+herdrun_bg --dvm-uri "$uri" --host sim0001,sim0002 -n 2 --map-by node \
+    sh -c 'while [ ! -e "$0" ]; do sleep 0.1; done; echo "bg $HERD_RANK"' "$WORK/go"
+OUT=$WORK/out ERR=$WORK/err
+waiting_ranks() { [ "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -c '^sh -c while')" -ge 2 ]; }
+wait_for 30 waiting_ranks
 add_host sim0004
 expect_rc "--add-host of the down node" 0
 expect_out "says it rejoined" "node sim0004 \(daemon 4\) rejoined the DVM"
+touch "$WORK/go"
+OUT=$WORK/bg.out ERR=$WORK/bg.err
+herdrun_wait 30
+expect_rc "a job running elsewhere during the rejoin ends well" 0
+expect_eq "with all its output" "$(sort "$OUT" | tr '\n' ' ')" "bg 0 bg 1 "
+OUT=$WORK/out ERR=$WORK/err
 expect_log "the DVM's log says it is up again" "node sim0004 \(daemon 4\) is up again"
 expect_eq "said once" "$(grep -c 'sim0004 (daemon 4) is up again' "$WORK/dvm.log")" 1
 new=$(daemon_pid 4)
