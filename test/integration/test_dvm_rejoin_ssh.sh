@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # herd-dvm --add-host over ssh: a persistent DVM on four test hosts (radix 2: n3's daemon was
 # started over ssh by n1's), the daemon on n3 killed with -9, said down, started again by the
-# root with ssh below n1's daemon, said up again once; a job on all four hosts then runs on n3
-# too, and the DVM shuts down with nothing left on any host. Needs root; the hosts are made
+# root with ssh below n1's daemon (a first try while n3's sshd is down fails, saying what ssh
+# said), said up again once; a job on all four hosts then runs on n3 too, and the DVM shuts down
+# with nothing left on any host. Needs root; the hosts are made
 # here and torn down on every exit.
 . "$(dirname "$0")/lib.sh"
 
@@ -40,6 +41,22 @@ expect_eq "the DVM's log says n3 is down" "$(grep -c 'node n3 (daemon 3) is down
 on_n1 "$HERD_BIN/herdrun/herdrun" --dvm-uri "$WORK/dvm.uri" -n 3 --map-by node hostname
 expect_rc "a job runs on the three hosts left" 0
 expect_eq "on n1, n2 and n4" "$(sort "$OUT" | tr '\n' ' ')" "n1 n2 n4 "
+
+# n3 unreachable still (its sshd stopped): the launch exits before the daemon joins; said so.
+# Then n3's sshd is started again as up.sh starts it.
+kill "$(cat "$HOSTS/sshd_n3.pid")"
+rm -f "$HOSTS/sshd_n3.pid"
+on_n1 "$HERD_BIN/herd-dvm/herd-dvm" --add-host n3 --dvm-uri "$WORK/dvm.uri"
+expect_fail "--add-host of a host ssh cannot reach fails"
+expect_err "saying its launch exited before it joined, with what ssh said" \
+    "node n3 \(daemon 3\) exited with status 255 before it joined(.|\n)*"
+expect_err "with ssh's words" "ssh: connect to host .*Connection refused"
+expect_eq "the DVM's log says so too" "$(grep -c 'node n3 (daemon 3) exited with status 255' "$WORK/dvm.log")" 1
+ip netns exec "${TESTHOSTS_NS}3" unshare --uts sh -c \
+    "hostname n3; exec /usr/sbin/sshd -f $HOSTS/sshd_n3.conf -E $HOSTS/sshd_n3.log"
+sshd_back() { [ -s "$HOSTS/sshd_n3.pid" ]; }
+wait_for 10 sshd_back
+KEEP_PIDS=$(cat "$HOSTS"/sshd_n*.pid) # the test hosts' own, not this test's leftovers
 
 on_n1 "$HERD_BIN/herd-dvm/herd-dvm" --add-host n3 --dvm-uri "$WORK/dvm.uri"
 expect_rc "--add-host n3" 0
