@@ -223,8 +223,13 @@ void dvm_describe_exit(int wstatus, char *text, size_t size)
  * a malloc'd list, *n long (NULL when out of memory). */
 static pid_t *known_children(const orte_dvm_t *dvm, size_t *n)
 {
-    pid_t *known = malloc((dvm->tree.num_launched + dvm->daemon.num_sessions + 1) * sizeof(*known));
+    size_t rejoins = dvm_rejoin_num_procs(dvm);
+    pid_t *known =
+        malloc((dvm->tree.num_launched + dvm->daemon.num_sessions + rejoins + 1) * sizeof(*known));
     *n = 0;
+    if (NULL != known) {
+        *n = dvm_rejoin_known_pids(dvm, known); /* the daemons the root started for rejoins */
+    }
     for (size_t i = 0; NULL != known && i < dvm->tree.num_launched; ++i) {
         if (dvm->tree.launched[i].pid > 0) {
             known[(*n)++] = dvm->tree.launched[i].pid;

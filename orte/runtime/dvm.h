@@ -32,6 +32,10 @@ enum {
     ORTE_DVM_TAG_SESSION_END = 12,
     /* daemon -> parent: its own and its subtree's maps of a job launched nowhere (dvm_map.h) */
     ORTE_DVM_TAG_MAPPED = 14,
+    /* a node daemon rejoining the DVM (dvm_rejoin.h): daemon -> root {version, inventory};
+     * root -> daemon {version, next command, daemons down, every inventory} */
+    ORTE_DVM_TAG_REJOIN_REQ = 20,
+    ORTE_DVM_TAG_REJOIN_ACK = 21,
 };
 
 /* Commands the root broadcasts (first 4 bytes of a command xcast, big-endian). */
@@ -41,6 +45,8 @@ enum {
 /* then {string jobid}: each node daemon kills that job's session daemon with SIGKILL (its
  * processes die with it: PR_SET_PDEATHSIG), a stopped one too (herd-cancel --signal KILL) */
 #define ORTE_DVM_CMD_KILL_JOB 4u
+/* then {u32 vpid}: that daemon, down, rejoined (herd-dvm --add-host): broadcasts reach it again */
+#define ORTE_DVM_CMD_NODE_UP 10u
 
 /* Root side: a daemon reports that job jobid could not start on its node (message is a whole
  * sentence for the user). */

@@ -65,6 +65,9 @@ static void daemon_command(orte_dvm_t *dvm, uint32_t command, const uint8_t *pay
     if (ORTE_DVM_CMD_KILL_JOB == command) {
         dvm_jobs_kill(dvm, payload, len);
     }
+    if (ORTE_DVM_CMD_NODE_UP == command) {
+        dvm_rejoin_daemon_node_up(dvm, payload, len);
+    }
     if (ORTE_DVM_CMD_SHUTDOWN == command) {
         dvm->status = HERD_SUCCESS;
         dvm_leave_loop(dvm);
@@ -121,6 +124,7 @@ static void daemon_release(orte_dvm_t *dvm)
     dvm_map_only_release(dvm);
     dvm_kinds_release(dvm);
     dvm_loss_daemon_release(dvm);
+    dvm_rejoin_daemon_release(dvm);
     free(dvm->daemon.inventory_block);
     dvm->daemon.inventory_block = NULL;
     free(dvm->daemon.inventory_blobs);
@@ -156,7 +160,9 @@ static void daemon_stdin_cb(int fd, short what, void *arg)
         opal_event_del(dvm->daemon.stdin_event);
         /* a DVM that survives a lost daemon: our launcher was on the lost daemon's node; the
          * overlay says whether the DVM is still there */
-        if (!dvm->done && !dvm->survive_loss) {
+        /* a daemon started to rejoin that has not joined yet: the root gave up on it */
+        bool joining = dvm_rejoin_daemon_wanted() && NULL == dvm->daemon.inventory_blobs;
+        if (!dvm->done && (!dvm->survive_loss || joining)) {
             dvm->status = HERD_ERR_UNREACH;
             dvm_leave_loop(dvm);
         }
@@ -329,7 +335,7 @@ int dvm_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot)
     }
     if (HERD_SUCCESS == rc) {
         /* queued until the parent connection is up; tells the root this daemon made it */
-        rc = dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOINED, NULL, 0);
+        rc = dvm->ovl->send(dvm->overlay, 0, ORTE_DVM_TAG_JOINED, dvm->uri, strlen(dvm->uri));
     }
     if (HERD_SUCCESS != rc) {
         opal_show_help(DVM_HELP_FILE, "cannot-join", false, dvm->vpid, boot->node, boot->parent_uri,
@@ -369,11 +375,13 @@ static int daemon_serve(orte_dvm_t *dvm)
 
 static int daemon_run(orte_dvm_t *dvm, const dvm_boot_t *boot, bool bootstrap_stdin)
 {
+    /* a daemon restarted to rejoin a running DVM attaches as a leaf: it starts nobody */
+    bool rejoin = dvm_rejoin_daemon_wanted();
     int rc = dvm_daemon_open(dvm, boot, bootstrap_stdin);
     if (HERD_SUCCESS == rc) {
-        rc = dvm_daemon_join(dvm, boot);
+        rc = rejoin ? dvm_rejoin_daemon_join(dvm, boot) : dvm_daemon_join(dvm, boot);
     }
-    if (HERD_SUCCESS == rc && NULL != boot->plm_name) {
+    if (HERD_SUCCESS == rc && NULL != boot->plm_name && !rejoin) {
         rc = daemon_start_below(dvm, boot);
     }
     if (HERD_SUCCESS == rc) {

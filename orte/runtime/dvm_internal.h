@@ -13,6 +13,7 @@
  *   dvm_loss.c    a lost daemon survived: routing around it, its children re-attaching
  *   dvm_virtual_root.c  the root's launch of processes hosting many simulated nodes each
  *   dvm_virtual_host.c  such a process: many node daemons on one event loop
+ *   dvm_rejoin.c  a daemon restarted on a node marked down rejoins (herd-dvm --add-host)
  *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c)
  *   dvm_map_only.c  a job mapped on every node, launched nowhere (report wire: dvm_map_wire.c) */
 #ifndef ORTE_RUNTIME_DVM_INTERNAL_H
@@ -93,6 +94,7 @@ typedef struct dvm_tree {
     size_t num_launched;
     dvm_relay_t *relays; /* one per launched daemon once the DVM is ready (dvm_relay.c) */
     bool *joined; /* root: by vpid, said it is connected (ORTE_DVM_TAG_JOINED) */
+    char **uris;  /* root: by vpid, where each listens (the JOINED message's payload) */
     /* hosted nodes: their common ports (overlay, then one per session slot), held bound on
      * 127.0.0.1 for the DVM's life (dvm_virtual_root.c) */
     int *virtual_port_fds;
@@ -101,6 +103,8 @@ typedef struct dvm_tree {
 
 /* The root's session slots and the jobs waiting for them (dvm_queue.c). */
 typedef struct dvm_slots dvm_slots_t;
+/* The root's rejoins (dvm_rejoin.c). */
+typedef struct dvm_rejoin dvm_rejoin_t;
 
 /* The root's own state. */
 typedef struct dvm_root {
@@ -126,8 +130,9 @@ typedef struct dvm_root {
     bool *awaiting;                /* by vpid */
     opal_event_t *reattach_timer; /* armed while some are awaited */
     dvm_slots_t *slots;           /* made at the first submission */
-    orte_dvm_mapped_cb_t mapped_cb; /* a job mapped everywhere: its reports (dvm_map_only.c) */
-    void *mapped_arg;
+ *   dvm_rejoin.c  a daemon restarted on a node marked down rejoins (herd-dvm --add-host)
+ *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c)
+ *   dvm_map_only.c  a job mapped on every node, launched nowhere (report wire: dvm_map_wire.c) */
 } dvm_root_t;
 
 /* A session daemon a node daemon started for a job. */
@@ -147,6 +152,8 @@ typedef struct dvm_daemon {
     uint8_t **inventory_blobs; /* by node index (vpid - 1), pointing into inventory_block */
     uint8_t *inventory_block;
     size_t *inventory_lengths;
+    uint8_t **inventory_replaced; /* by node index: a rejoined node's new inventory (dvm_rejoin.c),
+                                   * which inventory_blobs points at instead; NULL: none */
     int *session_fds; /* the static session endpoints' listeners, by slot */
     uint32_t num_session_slots;
     dvm_session_t *sessions; /* started here, running or not yet reaped */
@@ -251,6 +258,8 @@ void dvm_relay_drain(orte_dvm_t *dvm, orte_plm_daemon_t *daemon);
 void dvm_relay_release(orte_dvm_t *dvm);
 
 /* dvm_tree.c: the daemons below */
+/* A listener on 127.0.0.1 for daemon d (d->listen_fd) and its URI (malloc'd). */
+int dvm_tree_prebind(orte_plm_daemon_t *d, char **uri);
 /* The name of vpid's node ("the root" for 0). */
 const char *dvm_tree_node_name(const orte_dvm_t *dvm, orte_vpid_t vpid);
 /* "daemon 5, child of 1, depth 2 of 3": where a daemon sits, for failure messages. */
@@ -314,6 +323,33 @@ bool dvm_loss_daemon_reattach(orte_dvm_t *dvm, int status, const char *reason);
 /* Daemon: ORTE_DVM_CMD_NODE_DOWN from the root. */
 void dvm_loss_daemon_node_down(orte_dvm_t *dvm, const uint8_t *payload, size_t len);
 void dvm_loss_daemon_release(orte_dvm_t *dvm);
+
+/* dvm_rejoin.c: a daemon restarted on a node marked down rejoins (herd-dvm --add-host) */
+/* The bootstrap key of a rejoining daemon: the vpid of the ancestor it attaches to (its
+ * ORTE_BOOT_PARENT_URI is that one's). */
+#define DVM_BOOT_REJOIN "HERD_DVM_REJOIN"
+/* Root: the handler of ORTE_DVM_TAG_REJOIN_REQ and the rejoin state. */
+int dvm_rejoin_root_open(orte_dvm_t *dvm);
+/* Root: kill and reap what is left of the daemons started for rejoins, free the state. */
+void dvm_rejoin_root_release(orte_dvm_t *dvm);
+/* Root: SIGCHLD; whether every daemon started for a rejoin is gone; signal them all. */
+void dvm_rejoin_reap(orte_dvm_t *dvm);
+bool dvm_rejoin_all_gone(const orte_dvm_t *dvm);
+/* Root: how many processes rejoins started (at most), and their pids that run, into pids (the
+ * orphan sweep must not take them for orphans); returns how many it wrote. */
+size_t dvm_rejoin_num_procs(const orte_dvm_t *dvm);
+size_t dvm_rejoin_known_pids(const orte_dvm_t *dvm, pid_t *pids);
+void dvm_rejoin_signal(orte_dvm_t *dvm, int signo);
+/* Root: whether daemon vpid rejoined once (a leaf since: nobody re-attached below it). */
+bool dvm_rejoin_was_rejoined(const orte_dvm_t *dvm, orte_vpid_t vpid);
+/* Daemon: whether this daemon was started to rejoin; then join that way (after
+ * dvm_daemon_open, instead of dvm_daemon_join). */
+bool dvm_rejoin_daemon_wanted(void);
+int dvm_rejoin_daemon_join(orte_dvm_t *dvm, const dvm_boot_t *boot);
+/* Daemon: ORTE_DVM_CMD_NODE_UP from the root. */
+void dvm_rejoin_daemon_node_up(orte_dvm_t *dvm, const uint8_t *payload, size_t len);
+/* Daemon: free the inventories NODE_UP brought. */
+void dvm_rejoin_daemon_release(orte_dvm_t *dvm);
 
 /* dvm_queue.c: the root's session slots */
 /* The handler of ORTE_DVM_TAG_SESSION_END. */

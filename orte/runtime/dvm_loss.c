@@ -73,6 +73,9 @@ static void await_children(orte_dvm_t *dvm, orte_vpid_t vpid)
     uint32_t count =
         orte_radix_children(vpid, dvm->size, dvm->radix < 1024 ? dvm->radix : 1024, children);
     bool any = false;
+    if (dvm_rejoin_was_rejoined(dvm, vpid)) {
+        count = 0; /* a rejoined daemon is a leaf: its old children re-attached elsewhere */
+    }
     for (uint32_t i = 0; i < count && NULL != dvm->root.awaiting; ++i) {
         if (!dvm_loss_is_down(dvm, children[i])) {
             dvm->root.awaiting[children[i]] = true;

@@ -127,7 +127,7 @@ static const dvm_side_ops_t root_ops = {
     .parent_lost = NULL,
     .below_lost = root_below_lost,
     .below_exited = root_below_exited,
-    .reap = NULL,
+    .reap = dvm_rejoin_reap, /* the daemons started for rejoins */
     .release = NULL,
 };
 
@@ -374,8 +374,9 @@ static int root_plan(orte_dvm_t *dvm)
         dvm->radix = dvm->size - 1; /* every daemon's parent is the root */
     }
     dvm->tree.joined = calloc(dvm->size, sizeof(*dvm->tree.joined));
+    dvm->tree.uris = calloc(dvm->size, sizeof(*dvm->tree.uris));
     dvm->root.inventory = calloc(dvm->size, sizeof(*dvm->root.inventory));
-    if (NULL == dvm->tree.joined || NULL == dvm->root.inventory) {
+    if (NULL == dvm->tree.joined || NULL == dvm->tree.uris || NULL == dvm->root.inventory) {
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     /* A fresh id and secret per DVM: several DVMs on one host never accept each other. */
@@ -408,6 +409,7 @@ static int root_open(orte_dvm_t *dvm)
                                                       root_job_error, dvm)) ||
         HERD_SUCCESS != (rc = dvm_loss_root_open(dvm)) ||
         HERD_SUCCESS != (rc = dvm_queue_open(dvm)) ||
+        HERD_SUCCESS != (rc = dvm_rejoin_root_open(dvm)) ||
         HERD_SUCCESS != (rc = dvm->ovl->listen(dvm->overlay, &dvm->uri))) {
         return rc;
     }
@@ -622,6 +624,7 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
     }
     dvm_loss_root_release(dvm);
     dvm_queue_release(dvm);
+    dvm_rejoin_root_release(dvm);
     dvm_release_runtime(dvm);
     dvm_kinds_release(dvm);
     for (uint32_t v = 0; NULL != dvm->root.inventory && v < dvm->size; ++v) {
@@ -629,6 +632,10 @@ void orte_dvm_root_stop(orte_dvm_t *dvm)
     }
     free(dvm->root.inventory);
     free(dvm->tree.joined);
+    for (uint32_t v = 0; NULL != dvm->tree.uris && v < dvm->size; ++v) {
+        free(dvm->tree.uris[v]);
+    }
+    free(dvm->tree.uris);
     orte_allocation_free(dvm->allocation);
     orte_ras_base_close();
     orte_plm_base_close();

@@ -136,6 +136,7 @@ static void conn_close(tool_conn_t *conn)
         orte_dvm_root_withdraw(server.dvm, conn->jobid); /* if it still waits for a slot */
     }
     orte_dvm_tool_jobs_conn_closed(conn->fd);
+    dvm_rejoin_conn_closed(server.dvm, conn->fd);
     opal_event_free(conn->event);
     close(conn->fd);
     free(conn->in.data);
@@ -224,6 +225,9 @@ static int handle_frame(tool_conn_t *conn, opal_buffer_t *frame)
         }
         free(message);
         return rc;
+    }
+    if (ORTE_DVM_TOOL_REJOIN == type) {
+        return dvm_rejoin_tool_request(server.dvm, conn->fd, frame);
     }
     if (type > TOOL_JOB_ERROR) {
         return orte_dvm_tool_jobs_frame(server.dvm, conn->fd, conn->cred.uid, type, frame);

@@ -128,5 +128,10 @@ OPAL_EXPORT int orte_dvm_conn_job_query(orte_dvm_conn_t *conn, const char *jobid
  * *owner is its uid). */
 OPAL_EXPORT int orte_dvm_conn_cancel(orte_dvm_conn_t *conn, const char *jobid, int signo,
                                      int *status, uint32_t *owner);
+/* herd-dvm --add-host: ask the root to start a daemon on host, a node it marked down, and wait
+ * (the connection's timeout) until it rejoined or failed. *status: HERD_SUCCESS when it joined;
+ * *message (malloc'd) says what happened, for the user, either way. */
+OPAL_EXPORT int orte_dvm_conn_rejoin(orte_dvm_conn_t *conn, const char *host, int *status,
+                                     char **message);
 
 #endif /* ORTE_RUNTIME_DVM_TOOL_H */

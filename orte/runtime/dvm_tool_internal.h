@@ -33,6 +33,9 @@ enum {
     ORTE_DVM_TOOL_CANCEL_ANSWER = 11, /* root -> tool: {i32 status, u32 owner uid} */
     ORTE_DVM_TOOL_JOB_QUEUE = 20, /* root -> tool: {jobid, node}: the job waits for a session
                                      slot there ("": it started) */
+    /* herd-dvm --add-host (dvm_rejoin.h) */
+    ORTE_DVM_TOOL_REJOIN = 30,        /* tool -> root: {u32 version, host} */
+    ORTE_DVM_TOOL_REJOIN_ANSWER = 31, /* root -> tool: {u32 version, i32 status, message} */
 };
 
 /* Send one length-prefixed frame (blocking until it is out). */
@@ -48,6 +51,12 @@ void orte_dvm_tool_jobs_conn_closed(int fd);
  * type it does not know or malformed input (the connection is then dropped). */
 int orte_dvm_tool_jobs_frame(orte_dvm_t *dvm, int fd, uid_t uid, uint32_t type,
                              opal_buffer_t *frame);
+/* Root side (dvm_rejoin.c): a tool's ORTE_DVM_TOOL_REJOIN frame from connection fd (answered
+ * on fd, at once when refused, else once the daemon joined or failed); an error drops the
+ * connection. And: tool connection fd closed. */
+int dvm_rejoin_tool_request(orte_dvm_t *dvm, int fd, opal_buffer_t *frame);
+void dvm_rejoin_conn_closed(orte_dvm_t *dvm, int fd);
+
 /* The root's tool server (toolsrv) is started, and stopped by orte_dvm_tool_jobs_clear(). */
 void orte_dvm_tool_jobs_serve(orte_dvm_t *dvm);
 void orte_dvm_tool_jobs_clear(void);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "orte/runtime/dvm_tool.h"
+#include "orte/runtime/dvm_rejoin.h"
 #include "orte/runtime/dvm_tool_internal.h"
 
 /* Limits the decoder enforces, so a corrupt answer cannot make it allocate without bound. */
@@ -367,6 +368,22 @@ int orte_dvm_conn_cancel(orte_dvm_conn_t *conn, const char *jobid, int signo, in
         HERD_SUCCESS == (rc = opal_buffer_unpack_int32(&answer, &st)) &&
         HERD_SUCCESS == (rc = opal_buffer_unpack_uint32(&answer, owner))) {
         *status = st;
+    }
+    opal_buffer_destruct(&request);
+    opal_buffer_destruct(&answer);
+    return rc;
+}
+
+int orte_dvm_conn_rejoin(orte_dvm_conn_t *conn, const char *host, int *status, char **message)
+{
+    opal_buffer_t request, answer;
+    int rc;
+    opal_buffer_init(&request);
+    opal_buffer_init(&answer);
+    if (HERD_SUCCESS == (rc = opal_buffer_pack_uint32(&request, ORTE_DVM_TOOL_REJOIN)) &&
+        HERD_SUCCESS == (rc = orte_dvm_rejoin_request_pack(&request, host)) &&
+        HERD_SUCCESS == (rc = exchange(conn, &request, ORTE_DVM_TOOL_REJOIN_ANSWER, &answer))) {
+        rc = orte_dvm_rejoin_answer_unpack(&answer, status, message);
     }
     opal_buffer_destruct(&request);
     opal_buffer_destruct(&answer);

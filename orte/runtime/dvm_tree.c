@@ -50,7 +50,7 @@ void dvm_tree_position(const orte_dvm_t *dvm, orte_vpid_t vpid, char *text, size
 
 /* Listeners for daemons on this host, bound before any daemon starts so every daemon's URI
  * (and so its parent's) is known up front. */
-static int prebind(orte_plm_daemon_t *d, char **uri)
+int dvm_tree_prebind(orte_plm_daemon_t *d, char **uri)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -108,7 +108,8 @@ static int prepare_entry(orte_dvm_t *dvm, uint32_t i, const orte_vpid_t *childre
                                                 .stderr_fd = -1,
                                                 .stdin_fd = -1};
     dvm->tree.num_launched = i + 1; /* from here on, dvm_tree_release() cleans it up */
-    if (plm->prebinds_listeners && HERD_SUCCESS != prebind(&dvm->tree.launched[i], &uris[i])) {
+    if (plm->prebinds_listeners &&
+        HERD_SUCCESS != dvm_tree_prebind(&dvm->tree.launched[i], &uris[i])) {
         opal_show_help(DVM_HELP_FILE, "prebind-failed", true, vpid, strerror(errno));
         return HERD_ERR_SILENT;
     }
@@ -270,11 +271,12 @@ bool dvm_tree_all_gone(const orte_dvm_t *dvm)
             return false;
         }
     }
-    return true;
+    return dvm_rejoin_all_gone(dvm);
 }
 
 static void signal_all(orte_dvm_t *dvm, int signo)
 {
+    dvm_rejoin_signal(dvm, signo);
     for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
         if (dvm->tree.launched[i].pid > 0) {
             kill(dvm->tree.launched[i].pid, signo);
@@ -305,6 +307,10 @@ void dvm_tree_joined(orte_overlay_t *overlay, orte_vpid_t src, uint16_t tag, con
     orte_dvm_t *dvm = arg;
     if (src > 0 && src < dvm->size) {
         dvm->tree.joined[src] = true;
+        /* where it listens: where a daemon rejoining below it connects (dvm_rejoin.c) */
+        if (NULL != dvm->tree.uris && length > 0 && length < 256 && NULL == dvm->tree.uris[src]) {
+            dvm->tree.uris[src] = strndup(data, length);
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness for the launch wire formats: the launch message (job spec, candidate nodes,
  * participants, XML pairs), the process record, the node inventory and the inventories by kind
- * (hosted simulated nodes' start-up) and a node's map report (a job mapped everywhere), each
- * decoded from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages
- * there as seeds. */
+ * (hosted simulated nodes' start-up), a node's map report (a job mapped everywhere), the
+ * relocation message (errmgr restart) and the rejoin messages (herd-dvm --add-host), each decoded
+ * from the same bytes. With HERD_FUZZ_LAUNCH_SEEDS=<dir> it first writes valid messages there as
+ * seeds. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "orte/util/inventory.h"
 #include "orte/runtime/dvm_kinds.h"
 #include "orte/runtime/dvm_map.h"
+#include "orte/runtime/dvm_rejoin.h"
 #include "orte/runtime/job.h"
 #include "orte/runtime/proc_record.h"
 #include "orte/runtime/relocate.h"
@@ -245,6 +247,62 @@ static void fuzz_relocate(const uint8_t *data, size_t size, uint32_t max_ranks)
     orte_relocate_msg_free(&m);
 }
 
+/* The rejoin messages (dvm_rejoin_wire.c): the tool's request and the root's answer, the daemon's
+ * hello, NODE_UP and the root's ACK; what decodes re-encodes to the same bytes. */
+static void fuzz_rejoin(const uint8_t *data, size_t size, uint32_t num_dvm_nodes)
+{
+    uint32_t dvm_size = UINT32_MAX == num_dvm_nodes ? 256 : num_dvm_nodes + 1;
+    opal_buffer_t in = OPAL_BUFFER_STATIC_INIT, out = OPAL_BUFFER_STATIC_INIT;
+    char *text = NULL;
+    void *inv = NULL;
+    size_t len = 0;
+    int status = 0;
+    orte_vpid_t vpid = 0;
+
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&in, data, size));
+    if (HERD_SUCCESS == orte_dvm_rejoin_request_unpack(&in, &text)) {
+        FUZZ_CHECK(NULL != text && '\0' != text[0]);
+        FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_request_pack(&out, text));
+        fuzz_check_canonical(&in, &out);
+        free(text);
+    }
+    opal_buffer_destruct(&out);
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&in, data, size));
+    if (HERD_SUCCESS == orte_dvm_rejoin_answer_unpack(&in, &status, &text)) {
+        FUZZ_CHECK(status <= 0 && NULL != text);
+        free(text);
+    }
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&in, data, size));
+    if (HERD_SUCCESS == orte_dvm_rejoin_hello_unpack(&in, &inv, &len)) {
+        FUZZ_CHECK(len > 0 && NULL != inv);
+        free(inv);
+    }
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&in, data, size));
+    if (HERD_SUCCESS == orte_dvm_rejoin_node_up_unpack(&in, dvm_size, &vpid, &inv, &len)) {
+        FUZZ_CHECK(vpid >= 1 && vpid < dvm_size && len > 0);
+        FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_node_up_pack(&out, vpid, inv, len));
+        fuzz_check_canonical(&in, &out);
+        free(inv);
+    }
+    opal_buffer_destruct(&out);
+    FUZZ_CHECK(HERD_SUCCESS == opal_buffer_load(&in, data, size));
+    orte_dvm_rejoin_ack_t *ack = FUZZ_SENTINEL;
+    int rc = orte_dvm_rejoin_ack_unpack(&in, dvm_size, &ack);
+    if (HERD_SUCCESS == rc) {
+        FUZZ_CHECK(ack->num_nodes + 1 == dvm_size && ack->num_down < dvm_size);
+        for (uint32_t i = 0; i < ack->num_down; ++i) {
+            FUZZ_CHECK(ack->down[i] >= 1 && ack->down[i] < dvm_size);
+        }
+        FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_ack_pack(&out, ack));
+        fuzz_check_canonical(&in, &out);
+        orte_dvm_rejoin_ack_free(ack);
+    } else {
+        FUZZ_CHECK(FUZZ_SENTINEL == ack);
+    }
+    opal_buffer_destruct(&out);
+    opal_buffer_destruct(&in);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
@@ -257,6 +315,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_kinds(data + 1, size - 1, num_dvm_nodes);
     fuzz_mapped(data + 1, size - 1, num_dvm_nodes);
     fuzz_relocate(data + 1, size - 1, data[0]);
+    fuzz_rejoin(data + 1, size - 1, num_dvm_nodes);
     return 0;
 }
 
@@ -351,6 +410,27 @@ static void fuzz_write_seeds(const char *dir)
     FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_add(kinds, (const uint8_t *) "kind-a", 6, 5, 4));
     FUZZ_CHECK(HERD_SUCCESS == dvm_kinds_pack(kinds, &b));
     fuzz_write_seed(dir, "kinds", 8, &b);
+    /* the rejoin messages of a DVM of 3 nodes */
+    opal_buffer_destruct(&b);
+    FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_request_pack(&b, "node3"));
+    fuzz_write_seed(dir, "rejoin-request", 3, &b);
+    opal_buffer_destruct(&b);
+    FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_node_up_pack(&b, 3, "inv", 3));
+    fuzz_write_seed(dir, "rejoin-node-up", 3, &b);
+    opal_buffer_destruct(&b);
+    {
+        orte_vpid_t down[] = {2};
+        uint8_t *invs[] = {(uint8_t *) "a", (uint8_t *) "b", (uint8_t *) "c"};
+        size_t lengths[] = {1, 1, 1};
+        orte_dvm_rejoin_ack_t ack = {.next_command = 7,
+                                     .num_down = 1,
+                                     .down = down,
+                                     .num_nodes = 3,
+                                     .inventories = invs,
+                                     .lengths = lengths};
+        FUZZ_CHECK(HERD_SUCCESS == orte_dvm_rejoin_ack_pack(&b, &ack));
+        fuzz_write_seed(dir, "rejoin-ack", 3, &b);
+    }
     opal_buffer_destruct(&b);
     dvm_kinds_table_free(kinds);
 

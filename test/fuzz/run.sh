@@ -6,7 +6,7 @@
 #   hostfile     ras hostfile and -H host-list parser
 #   slurm_list   ras Slurm host-list and tasks-per-node parsers
 #   launch       launch message, process record, node inventory, inventories-by-kind, a
-#                subtree's map reports and relocation message decoders (orte/runtime)
+#                subtree's map reports, relocation and rejoin message decoders (orte/runtime)
 #   wireup       native client frames, PMI-1 commands and mapping, session daemons' wireup messages
 # Exits non-zero if a fuzzer finds a crash, leak or broken invariant, keeping the reproducer.
 # HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang.
@@ -74,6 +74,7 @@ harness_sources() {
         launch)
             echo "$top/orte/runtime/job.c $top/orte/runtime/proc_record.c" \
                 "$top/orte/runtime/dvm_kinds_wire.c $top/orte/runtime/dvm_map_wire.c" \
+                "$top/orte/runtime/dvm_rejoin_wire.c" \
                 "$top/orte/runtime/relocate.c $top/orte/util/runs.c" \
                 "$top/orte/util/inventory.c $top/opal/mca/fabric/base/fabric_base_record.c" \
                 "$top/orte/util/radix.c $top/opal/dss/buffer.c $opal_util"

@@ -41,6 +41,8 @@ $HERD_BIN/herd-dvm/herd-dvm --daemonize --report-uri "$WORK/sdvm.uri" || exit 1
 timeout 30 srun -n 3 hostname >"$WORK/srun.out"
 echo "\$?" >"$WORK/srun.rc"
 $HERD_BIN/herdrun/herdrun --dvm-uri "$WORK/sdvm.uri" -n 6 hostname | sort >"$WORK/job.out"
+$HERD_BIN/herd-dvm/herd-dvm --add-host n2 --dvm-uri "$WORK/sdvm.uri" 2>"$WORK/add.err"
+echo "\$?" >"$WORK/add.rc"
 $HERD_BIN/herd-dvm/herd-dvm --shutdown --dvm-uri "$WORK/sdvm.uri"
 EOF
 chmod +x "$WORK/beside.sh"
@@ -54,6 +56,8 @@ expect_eq "srun -n 3 beside it runs on the three nodes" "$(sort "$WORK/srun.out"
     "n2 n3 n4 "
 expect_eq "a job of 6 on the DVM uses the three nodes" "$(sort -u "$WORK/job.out" | tr '\n' ' ')" \
     "n2 n3 n4 "
+expect_eq "herd-dvm --add-host on a Slurm DVM is refused" "$(cat "$WORK/add.rc")" 1
+expect_eq "as not supported yet" "$(grep -c 'not supported yet for this DVM' "$WORK/add.err")" 1
 wait_for 10 no_herdd
 [ -z "$(herdd_pids)" ] && ok "no daemon left after the DVM beside srun" || fail "daemons left: $(herdd_pids)"
 

@@ -120,6 +120,11 @@ struct orte_grpcomm_module {
      * ancestor. A barrier or an allgather started after a loss fails with HERD_ERR_UNREACH
      * (they count every daemon in). */
     int (*lost)(orte_grpcomm_t *instance, orte_vpid_t vpid);
+    /* Daemon vpid, lost, is back (it rejoined the DVM) as a leaf: broadcasts reach it again
+     * (from its nearest live ancestor), while its old children keep getting them around it.
+     * vpid == this daemon: it is that rejoined leaf and forwards no broadcast. A later lost()
+     * of vpid undoes it. May be NULL. */
+    int (*rejoined)(orte_grpcomm_t *instance, orte_vpid_t vpid);
     /* The communication rounds op takes among num_daemons daemons: the longest chain of
      * messages each of which is sent only after the previous one arrived. *rounds set only
      * on success. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* herd-dvm: start a distributed virtual machine (a daemon on every node of the allocation),
  * report it, and keep it (--daemonize) or take it down again (--exit-when-ready); or stop a
- * running one (--shutdown). */
+ * running one (--shutdown), or bring a node it marked down back into it (--add-host). */
 #include "herd_config.h"
 
 #include <errno.h>
@@ -38,12 +38,51 @@ static const opal_cmd_line_option_t options[] = {
     {"report-uri", 0, 1, "FILE", "Write the DVM's contact information to FILE (mode 0600)"},
     {"shutdown", 0, 0, NULL, "Stop the DVM named by --dvm-uri and every daemon it started"},
     {"dvm-uri", 0, 1, "FILE", "The contact file of a running DVM (as written by --report-uri)"},
+    {"add-host", 0, 1, "HOST",
+     "Start a daemon again on HOST, a node the DVM named by --dvm-uri marked down, and wait "
+     "until it rejoined"},
     {"timeout", 0, 1, "SECONDS",
      "How long daemons may take to start and report (default 60; MCA dvm_startup_timeout)"},
     {"version", 'V', 0, NULL, "Print the version and exit"},
     {"help", 'h', 0, NULL, "Print this help and exit"},
     {NULL, 0, 0, NULL, NULL},
 };
+
+/* How long --add-host waits for the root's answer: the root always answers within the DVM's
+ * dvm_startup_timeout (unknown here: set when the DVM started); this only guards against a root
+ * that hangs. */
+#define ADD_HOST_WAIT_MS (15 * 60 * 1000)
+
+/* --add-host: the root starts a daemon on host and answers once it joined (or could not). */
+static int add_host(const char *uri_file, const char *host)
+{
+    if (HERD_SUCCESS != orte_dvm_contact_check_owner(uri_file, "herd-dvm")) {
+        return 1;
+    }
+    orte_dvm_conn_t *conn = NULL;
+    char why[512];
+    int rc = orte_dvm_conn_open(uri_file, ADD_HOST_WAIT_MS, &conn, why, sizeof(why));
+    if (HERD_ERR_NOT_FOUND == rc) {
+        opal_show_help(help_file, "add-host-contact", true, uri_file, why);
+        return 1;
+    }
+    if (HERD_SUCCESS != rc) {
+        opal_show_help(help_file, "add-host-unreachable", true, uri_file, why);
+        return 1;
+    }
+    int status = HERD_ERROR;
+    char *message = NULL;
+    rc = orte_dvm_conn_rejoin(conn, host, &status, &message);
+    orte_dvm_conn_close(conn);
+    if (HERD_SUCCESS != rc) {
+        opal_show_help(help_file, "add-host-no-answer", true, host, uri_file, opal_strerror(rc));
+        return 1;
+    }
+    /* the root's sentence (help-dvm.txt): on stdout when the node joined, else on stderr */
+    fputs(message, HERD_SUCCESS == status ? stdout : stderr);
+    free(message);
+    return HERD_SUCCESS == status ? 0 : 1;
+}
 
 /* --shutdown: the contact file names the root's pid; SIGTERM makes it stop every daemon. */
 static int shutdown_dvm(const char *uri_file)
@@ -158,6 +197,15 @@ int main(int argc, char *argv[])
     }
     if (opal_cmd_line_tail_count(cmd) > 0) {
         opal_show_help(help_file, "unexpected-argument", true, opal_cmd_line_tail(cmd)[0]);
+        goto out_cmd;
+    }
+    if (opal_cmd_line_is_set(cmd, "add-host")) {
+        const char *uri = opal_cmd_line_get(cmd, "dvm-uri", 0, 0);
+        if (NULL == uri) {
+            opal_show_help(help_file, "add-host-needs-uri", true);
+            goto out_cmd;
+        }
+        status = add_host(uri, opal_cmd_line_get(cmd, "add-host", 0, 0));
         goto out_cmd;
     }
     if (opal_cmd_line_is_set(cmd, "shutdown")) {

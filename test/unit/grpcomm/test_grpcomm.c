@@ -1593,8 +1593,60 @@ static void test_lost(const char *name)
     net_destroy(net);
 }
 
+/* A lost inner daemon rejoins as a leaf: broadcasts reach it again and everyone else as before
+ * (its old children through their nearest live ancestor), it forwards nothing; lost again, it
+ * is routed around again. */
+static void xcast_round(net_t *net, uint32_t id, uint32_t n, orte_vpid_t skip, uint32_t expect)
+{
+    coll_t *coll = coll_new(net, id, ORTE_GRPCOMM_OP_XCAST);
+    coll_start(coll, 0);
+    for (orte_vpid_t v = 1; v < n; v++) {
+        if (skip != v) {
+            coll_start(coll, v);
+        }
+    }
+    net_run_random(net);
+    assert_int_equal(coll->completed, expect);
+    assert_int_equal(coll->failed, 0);
+    coll_free(coll);
+}
+
+static void test_rejoined(const char *name)
+{
+    const orte_grpcomm_module_t *module = open_component(name);
+    const uint32_t n = 13;
+    net_t *net = net_create(module, n, 3, 7);
+    for (orte_vpid_t v = 0; v < n; v++) {
+        if (1 != v) {
+            assert_int_equal(module->lost(net->inst[v], 1), HERD_SUCCESS);
+        }
+    }
+    xcast_round(net, 1, n, 1, n - 1);
+    for (orte_vpid_t v = 0; v < n; v++) {
+        assert_int_equal(module->rejoined(net->inst[v], 1), HERD_SUCCESS);
+    }
+    assert_int_equal(module->rejoined(net->inst[0], n), HERD_ERR_BAD_PARAM);
+    net->capture = calloc(1, sizeof(*net->capture));
+    assert_non_null(net->capture);
+    xcast_round(net, 2, n, ORTE_VPID_INVALID, n);
+    for (size_t i = 0; i < net->capture->count; i++) {
+        assert_int_not_equal(net->capture->items[i].src, 1); /* a leaf forwards nothing */
+    }
+    packet_list_free(net->capture);
+    free(net->capture);
+    net->capture = NULL;
+    for (orte_vpid_t v = 0; v < n; v++) {
+        if (1 != v) {
+            assert_int_equal(module->lost(net->inst[v], 1), HERD_SUCCESS);
+        }
+    }
+    xcast_round(net, 3, n, 1, n - 1);
+    net_destroy(net);
+}
+
 BOTH_COMPONENTS(test_xcast)
 BOTH_COMPONENTS(test_lost)
+BOTH_COMPONENTS(test_rejoined)
 BOTH_COMPONENTS(test_barrier)
 BOTH_COMPONENTS(test_allgather)
 BOTH_COMPONENTS(test_overlapping)
@@ -1618,6 +1670,7 @@ int main(void)
         BOTH_TESTS(test_rounds),
         BOTH_TESTS(test_xcast),
         BOTH_TESTS(test_lost),
+        BOTH_TESTS(test_rejoined),
         BOTH_TESTS(test_barrier),
         BOTH_TESTS(test_allgather),
         BOTH_TESTS(test_overlapping),

@@ -2192,6 +2192,64 @@ static void test_route_around_lost(void **state)
     }
 }
 
+/* 13 daemons, radix 3; daemon 1 dies, the root routes around it and its children 4, 5, 6
+ * re-attach to the root. A new daemon 1 (herd-dvm --add-host) connects to the root again: the
+ * root reaches it directly, while messages for 4, 5, 6 still go around it (to their adopted
+ * links), never through the new daemon 1. */
+static void test_route_to_rejoined(void **state)
+{
+    const uint32_t n = 13, radix = 3;
+    node_t *nodes[13];
+    tree_wait_t wait = {.nodes = nodes, .n = n, .expected = radix};
+
+    for (uint32_t v = 0; v < n; v++) {
+        nodes[v] = node_new(v, n, radix);
+    }
+    for (uint32_t v = 1; v < n; v++) {
+        assert_int_equal(
+            module->connect_parent(nodes[v]->overlay, nodes[orte_radix_parent(v, radix)]->uri),
+            HERD_SUCCESS);
+    }
+    run_until(nodes, n, tree_all_up, &wait, "every daemon to connect");
+    node_free(nodes[1]);
+    nodes[1] = NULL;
+    node_t *live[13];
+    size_t num_live = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        if (NULL != nodes[v]) {
+            live[num_live++] = nodes[v];
+        }
+    }
+    got_wait_t lost = {.node = nodes[0], .count = 1};
+    run_until(live, num_live, node_lost_count, &lost, "the root to lose daemon 1");
+    assert_int_equal(module->route_around(nodes[0]->overlay, 1), HERD_SUCCESS);
+    for (orte_vpid_t c = 4; c <= 6; c++) {
+        assert_int_equal(module->connect_ancestor(nodes[c]->overlay, 0, nodes[0]->uri),
+                         HERD_SUCCESS);
+    }
+    assert_int_equal(module->send(nodes[0]->overlay, 1, TEST_TAG, "x", 1), HERD_ERR_UNREACH);
+    /* the new daemon 1 */
+    nodes[1] = node_new(1, n, radix);
+    live[num_live++] = nodes[1];
+    assert_int_equal(module->connect_parent(nodes[1]->overlay, nodes[0]->uri), HERD_SUCCESS);
+    assert_int_equal(module->send(nodes[1]->overlay, 0, TEST_TAG, "up", 2), HERD_SUCCESS);
+    got_wait_t got = {.node = nodes[0], .count = 1};
+    run_until(live, num_live, node_got_count, &got, "the root to hear from the new daemon 1");
+    assert_int_equal(module->send(nodes[0]->overlay, 1, TEST_TAG, "ack", 3), HERD_SUCCESS);
+    got.node = nodes[1];
+    run_until(live, num_live, node_got_count, &got, "the new daemon 1 to hear from the root");
+    for (orte_vpid_t c = 4; c <= 6; c++) {
+        assert_int_equal(module->send(nodes[0]->overlay, c, TEST_TAG, "hi", 2), HERD_SUCCESS);
+        got.node = nodes[c];
+        run_until(live, num_live, node_got_count, &got, "an old child of daemon 1 to hear");
+    }
+    pump(live, num_live);
+    assert_int_equal(nodes[1]->num_got, 1); /* nothing for 4, 5, 6 went through it */
+    for (uint32_t v = 0; v < n; v++) {
+        node_free(nodes[v]);
+    }
+}
+
 static void fill_pattern(uint8_t *data, size_t length, uint32_t seed)
 {
     uint32_t x = seed * 2654435761u + 1;
@@ -2711,6 +2769,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_adopt_listener, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_route_around_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_to_rejoined, setup, teardown),
     };
 
     /* SIGPIPE must never be what ends a daemon: leave it at its default to prove it */

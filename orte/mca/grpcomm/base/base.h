@@ -124,6 +124,8 @@ struct orte_grpcomm {
     orte_grpcomm_coll_t *colls;
     uint32_t num_unstarted;
     uint8_t *down; /* bitmap by vpid of the daemons lost (NULL: none) */
+    uint8_t *back; /* bitmap by vpid of the lost daemons that rejoined as leaves (NULL: none) */
+    bool leaf;     /* this daemon rejoined: it has no broadcast children */
 };
 
 /* Instance life cycle and the module entry points the components share. */
@@ -142,6 +144,7 @@ OPAL_EXPORT int orte_grpcomm_base_deliver(orte_grpcomm_t *g, orte_vpid_t src, ui
                                           const void *data, size_t len);
 OPAL_EXPORT int orte_grpcomm_base_abort_all(orte_grpcomm_t *g, int status);
 OPAL_EXPORT int orte_grpcomm_base_lost(orte_grpcomm_t *g, orte_vpid_t vpid);
+OPAL_EXPORT int orte_grpcomm_base_rejoined(orte_grpcomm_t *g, orte_vpid_t vpid);
 /* Whether daemon v was lost, and whether it is an ancestor of this one in the broadcast tree. */
 OPAL_EXPORT bool orte_grpcomm_base_is_down(const orte_grpcomm_t *g, orte_vpid_t v);
 OPAL_EXPORT bool orte_grpcomm_base_is_ancestor(const orte_grpcomm_t *g, orte_vpid_t v);

@@ -747,5 +747,6 @@ void orte_grpcomm_base_destroy(orte_grpcomm_t *g)
     }
     free(g->xcast_children);
     free(g->down);
+    free(g->back);
     free(g);
 }

@@ -28,6 +28,11 @@ bool orte_grpcomm_base_is_ancestor(const orte_grpcomm_t *g, orte_vpid_t v)
     return false;
 }
 
+static bool is_back(const orte_grpcomm_t *g, orte_vpid_t v)
+{
+    return NULL != g->back && v < g->num_daemons && 0 != (g->back[v / 8] & (1u << (v % 8)));
+}
+
 /* The live children: the tree's own, a lost one replaced by its live children (recursively). */
 static int rebuild_children(orte_grpcomm_t *g)
 {
@@ -41,9 +46,15 @@ static int rebuild_children(orte_grpcomm_t *g)
     depth = g->algorithm->children_of(g, g->me, stack, LOST_MAX_CHILDREN);
     while (depth > 0 && HERD_SUCCESS == rc) {
         orte_vpid_t c = stack[--depth];
+        if (g->leaf) {
+            break; /* rejoined: its old children get broadcasts from elsewhere */
+        }
+        bool back = is_back(g, c);
         if (orte_grpcomm_base_is_down(g, c)) {
             depth += g->algorithm->children_of(g, c, stack + depth, LOST_MAX_CHILDREN - depth);
-            continue;
+            if (!back) {
+                continue;
+            }
         }
         if (num_live == cap_live) {
             orte_vpid_t *grown = realloc(live, (cap_live + 16) * sizeof(*grown));
@@ -80,6 +91,9 @@ int orte_grpcomm_base_lost(orte_grpcomm_t *g, orte_vpid_t vpid)
         }
     }
     g->down[vpid / 8] |= (uint8_t) (1u << (vpid % 8));
+    if (NULL != g->back) {
+        g->back[vpid / 8] &= (uint8_t) ~(1u << (vpid % 8)); /* lost again */
+    }
     orte_vpid_t parent = g->algorithm->parent_of(g, g->me);
     while (ORTE_VPID_INVALID != parent && orte_grpcomm_base_is_down(g, parent)) {
         parent = g->algorithm->parent_of(g, parent);
@@ -88,5 +102,33 @@ int orte_grpcomm_base_lost(orte_grpcomm_t *g, orte_vpid_t vpid)
     opal_output_verbose(5, orte_grpcomm_base_framework.output,
                         "grpcomm: daemon %u broadcasts around daemon %u, which is lost", g->me,
                         vpid);
+    return rebuild_children(g);
+}
+
+int orte_grpcomm_base_rejoined(orte_grpcomm_t *g, orte_vpid_t vpid)
+{
+    if (NULL == g || vpid >= g->num_daemons || NULL == g->algorithm->children_of) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    if (vpid == g->me) {
+        /* a leaf now; broadcasts may come from any ancestor (engine_check_xcast) */
+        g->leaf = true;
+        free(g->xcast_children);
+        g->xcast_children = NULL;
+        g->num_xcast_children = 0;
+        return HERD_SUCCESS;
+    }
+    if (!orte_grpcomm_base_is_down(g, vpid)) {
+        return HERD_SUCCESS; /* never lost here: it is in the tree as it was */
+    }
+    if (NULL == g->back) {
+        g->back = calloc((g->num_daemons + 7) / 8, 1);
+        if (NULL == g->back) {
+            return HERD_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    g->back[vpid / 8] |= (uint8_t) (1u << (vpid % 8));
+    opal_output_verbose(5, orte_grpcomm_base_framework.output,
+                        "grpcomm: daemon %u takes daemon %u back as a leaf", g->me, vpid);
     return rebuild_children(g);
 }

@@ -284,5 +284,6 @@ const orte_grpcomm_module_t orte_grpcomm_bruck_module = {
     .deliver = orte_grpcomm_base_deliver,
     .abort_all = orte_grpcomm_base_abort_all,
     .lost = orte_grpcomm_base_lost,
+    .rejoined = orte_grpcomm_base_rejoined,
     .rounds = grpcomm_bruck_rounds,
 };

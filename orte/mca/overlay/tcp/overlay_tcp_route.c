@@ -107,7 +107,10 @@ overlay_tcp_peer_t *overlay_tcp_next_hop(orte_overlay_t *overlay, orte_vpid_t ds
         hop = child_toward(hop, dst, overlay->radix);
     }
     if (overlay_tcp_is_down(overlay, hop)) {
-        return NULL;
+        /* a daemon down here that connected again (it rejoined the DVM): reachable itself,
+         * while its old subtree stays routed around it */
+        overlay_tcp_peer_t *back = overlay_tcp_neighbour(overlay, hop);
+        return (NULL != back && OVERLAY_TCP_PEER_UP == back->state) ? back : NULL;
     }
     return is_static_child(overlay, hop) ? &overlay->children[hop - overlay->first_child]
                                          : adopted_peer(overlay, hop, true);
