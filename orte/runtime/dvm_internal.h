@@ -130,9 +130,9 @@ typedef struct dvm_root {
     bool *awaiting;                /* by vpid */
     opal_event_t *reattach_timer; /* armed while some are awaited */
     dvm_slots_t *slots;           /* made at the first submission */
- *   dvm_rejoin.c  a daemon restarted on a node marked down rejoins (herd-dvm --add-host)
- *   dvm_kinds.c   hosted nodes' start-up: inventories by kind (table and wire: dvm_kinds_wire.c)
- *   dvm_map_only.c  a job mapped on every node, launched nowhere (report wire: dvm_map_wire.c) */
+    orte_dvm_mapped_cb_t mapped_cb; /* a job mapped everywhere: its reports (dvm_map_only.c) */
+    void *mapped_arg;
+    dvm_rejoin_t *rejoin; /* herd-dvm --add-host */
 } dvm_root_t;
 
 /* A session daemon a node daemon started for a job. */
