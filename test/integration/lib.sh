@@ -117,6 +117,29 @@ herdd_pids() {
         case $(ps -o args= -p "$p" 2>/dev/null) in *"$HERD_BUILDDIR"*herdd*) echo "$p" ;; esac
     done
 }
+# no_herdd: true when no node daemon this test started is left
+no_herdd() { [ -z "$(herdd_pids)" ]; }
+
+# --- a persistent DVM (herd-dvm --daemonize) --------------------------------------------------
+# start_dvm ARGS...: start one whose contact file is $uri; what it says later lands in
+# $WORK/dvm.log, not in $ERR (the next herdrun would truncate that); its status in $rc
+start_dvm() {
+    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" --daemonize --report-uri "$uri" \
+        </dev/null >"$WORK/dvm.out" 2>"$WORK/dvm.log"
+    rc=$?
+}
+# dvm_daemon_pid URI VPID: the pid of node daemon VPID of the DVM whose contact file is URI (its
+# root starts every one)
+dvm_daemon_pid() {
+    local p
+    for p in $(ps -o pid= --ppid "$(sed -n 's/^pid //p' "$1")"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$2" && echo "$p"
+    done
+}
+# expect_log WHAT REGEX: the DVM's log says REGEX
+expect_log() {
+    if grep -Eq -- "$2" "$WORK/dvm.log"; then ok "$1"; else fail "$1 (the DVM's log lacks /$2/)"; fi
+}
 
 # herdrun ARGS...: run the uninstalled herdrun like herd_info (stdout $OUT, stderr $ERR, $rc),
 # stdin from /dev/null. What it starts inherits HERD_IT_TAG (herdrun passes its environment on

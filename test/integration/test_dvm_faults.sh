@@ -7,22 +7,6 @@
 # DVM whose root is gone is said so by --shutdown. herdrun's own DVM keeps stopping on a loss.
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras_simulator_num_nodes"
-no_herdd() { [ -z "$(herdd_pids)" ]; }
-# daemon_pid URI VPID: the pid of daemon VPID of the DVM whose contact file is URI
-daemon_pid() {
-    root=$(sed -n 's/^pid //p' "$1")
-    for p in $(ps -o pid= --ppid "$root"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$2" && echo "$p"
-    done
-}
-# start_dvm ARGS...: a persistent DVM (contact file $uri); what it says later lands in
-# $WORK/dvm.log, not in $ERR (the next herdrun would truncate that)
-start_dvm() {
-    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" --daemonize --report-uri "$uri" \
-        </dev/null >"$WORK/dvm.out" 2>"$WORK/dvm.log"
-    rc=$?
-}
-expect_log() { if grep -Eq -- "$2" "$WORK/dvm.log"; then ok "$1"; else fail "$1 (the DVM's log lacks /$2/)"; fi; }
 # run_job URI ARGS...: herdrun --dvm-uri URI ARGS (stdout $OUT, stderr $ERR, status $rc)
 run_job() {
     uri=$1
@@ -45,7 +29,7 @@ tool_helper() {
 helper=$(tool_helper)
 herdrun_bg --dvm-uri "$uri" --host sim0001,sim0002 -n 2 --map-by node \
     sh -c 'sleep 1; echo "done $HERD_RANK"'
-victim=$(daemon_pid "$uri" 4)
+victim=$(dvm_daemon_pid "$uri" 4)
 [ -n "$victim" ] && kill -9 "$victim"
 herdrun_wait 30
 expect_rc "a job elsewhere finishes well after a node daemon is killed" 0
@@ -87,7 +71,7 @@ if wait_for 60 running_ab; then ok "both jobs run"; else
     echo "job a stdout:"; cat "$OUT_A"; echo "job a stderr:"; cat "$ERR_A"
     echo "dvm log:"; tail -20 "$WORK/dvm.log"
 fi
-victim=$(daemon_pid "$uri" 3)
+victim=$(dvm_daemon_pid "$uri" 3)
 expect_eq "node daemon 3 is found" "$(echo "$victim" | grep -c "^[0-9][0-9]*$")" 1
 kill -9 $victim
 run_pid=$job_a
@@ -109,7 +93,7 @@ expect_eq "no daemon left" "$(herdd_pids)" ""
 # --- an inner daemon of 64 (radix 4): its subtree re-attaches ----------------------------------
 start_dvm $SIM 64 --mca dvm_radix 4
 expect_rc "a persistent DVM of 64 nodes, radix 4" 0
-kill -9 "$(daemon_pid "$uri" 2)" # children 9-12, and their subtrees below
+kill -9 "$(dvm_daemon_pid "$uri" 2)" # children 9-12, and their subtrees below
 reattached() { [ "$(grep -c 're-attached to daemon 0' "$WORK/dvm.log")" -ge 4 ]; }
 wait_for 20 reattached
 expect_eq "daemon 2's four children re-attach to the root" \

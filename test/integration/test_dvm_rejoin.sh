@@ -9,20 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 SIM="--mca ras_simulator_num_nodes"
 uri=$WORK/dvm.uri
-no_herdd() { [ -z "$(herdd_pids)" ]; }
-# daemon_pid VPID: the pid of daemon VPID of the DVM of $uri (the root starts every one)
-daemon_pid() {
-    root=$(sed -n 's/^pid //p' "$uri")
-    for p in $(ps -o pid= --ppid "$root"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$1" && echo "$p"
-    done
-}
-start_dvm() {
-    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" --daemonize --report-uri "$uri" \
-        </dev/null >"$WORK/dvm.out" 2>"$WORK/dvm.log"
-    rc=$?
-}
-expect_log() { if grep -Eq -- "$2" "$WORK/dvm.log"; then ok "$1"; else fail "$1 (the DVM's log lacks /$2/)"; fi; }
+# daemon_pid VPID: the pid of node daemon VPID of the DVM of $uri
+daemon_pid() { dvm_daemon_pid "$uri" "$1"; }
 log_has() { grep -Eq -- "$1" "$WORK/dvm.log"; }
 add_host() { herd_dvm --add-host "$1" --dvm-uri "$uri"; }
 ps_nodes() { "$HERD_BIN/herd-ps/herd-ps" --dvm-uri "$uri" --nodes >"$OUT" 2>"$ERR"; rc=$?; }

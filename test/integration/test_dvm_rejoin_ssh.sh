@@ -11,7 +11,6 @@
 need_testhosts up.sh
 testhosts_up 4
 SSH_ARGS="-F $HOSTS/ssh_config"
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 on_n1() {
     on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$@" </dev/null >"$OUT" 2>"$ERR"
     rc=$?

@@ -21,7 +21,6 @@ expect_rc "a DVM inside a Slurm allocation comes up and goes down" 0
 expect_out "the allocation comes from Slurm" "source: slurm"
 expect_out "with the allocated nodes" "^n2 .*SLURM_JOB_NODELIST"
 expect_out "the ready line" "^DVM ready: 2 nodes"
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 wait_for 10 no_herdd
 [ -z "$(herdd_pids)" ] && ok "no daemon left on the Slurm nodes" || fail "daemons left: $(herdd_pids)"
 

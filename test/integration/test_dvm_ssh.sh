@@ -15,7 +15,6 @@ on_n1() {
     rc=$?
 }
 DVM=$HERD_BIN/herd-dvm/herd-dvm
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 SSH_ARGS="-F $HOSTS/ssh_config"
 
 on_n1 "$DVM" -H n1,n2,n3 --mca plm_ssh_args "$SSH_ARGS" --mca dvm_radix 1 \

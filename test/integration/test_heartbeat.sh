@@ -95,7 +95,6 @@ expect_fail "a stopped session daemon of a persistent DVM fails its job"
 expect_err "herdrun says which node stopped answering" "node sim0002 .*stopped answering"
 herd_dvm --shutdown --dvm-uri "$uri"
 expect_rc "--shutdown stops the DVM" 0
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 wait_for 10 no_herdd
 expect_eq "no daemon left" "$(herdd_pids)" ""
 finish

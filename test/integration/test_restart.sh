@@ -107,7 +107,6 @@ expect_fail "a node daemon killed under the job's process: the job ends"
 expect_err "naming the node" "node daemon on sim0002 died"
 expect_no_err "not restarted" "started again"
 herd_dvm --shutdown --dvm-uri "$uri"
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 wait_for 10 no_herdd
 expect_eq "no daemon left" "$(herdd_pids)" ""
 check_clean "errmgr restart on a persistent DVM"

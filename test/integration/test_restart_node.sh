@@ -46,7 +46,6 @@ daemon_of() {
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$1" && echo "$p"
     done
 }
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 uri=$WORK/dvm.uri
 # dvm_up ARGS: a persistent DVM of simulated nodes; dvm_down WHAT: shut down, nothing left
 dvm_up() {

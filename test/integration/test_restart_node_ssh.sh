@@ -10,7 +10,6 @@
 need_testhosts up.sh
 testhosts_up 4
 SSH_ARGS="-F $HOSTS/ssh_config"
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 
 # mover: rank 1's first run waits to go with its node; the others wait until it ran again. Each
 # run says its number and host.

@@ -36,7 +36,6 @@ expect_eq "a job on the persistent DVM: every rank once" "$(sort "$OUT" | tr '\n
     "dvm rank 0;dvm rank 1;dvm rank 2;"
 herd_dvm --shutdown --dvm-uri "$uri"
 expect_rc "the persistent DVM shuts down" 0
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 wait_for 10 no_herdd
 expect_eq "no daemon left after --shutdown" "$(herdd_pids)" ""
 

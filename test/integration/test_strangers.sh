@@ -12,12 +12,8 @@ STRANGER=$HERD_BUILDDIR/test/programs/herd_stranger
 KINDS="garbage len4g data hello version partial"
 uri=$WORK/dvm.uri
 
-# daemon_pid VPID: the pid of node daemon VPID of the DVM
-daemon_pid() {
-    for p in $(ps -o pid= --ppid "$(sed -n 's/^pid //p' "$uri")"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$1" && echo "$p"
-    done
-}
+# daemon_pid VPID: the pid of node daemon VPID of the DVM of $uri
+daemon_pid() { dvm_daemon_pid "$uri" "$1"; }
 # listeners PID [FD]: HOST:PORT of every TCP socket PID listens on (or only the one that is its
 # descriptor FD)
 listeners() { ss -ltnpH | grep "pid=$1,fd=${2:-}" | awk '{print $4}' | sort -u; }
@@ -131,6 +127,5 @@ done
 
 herd_dvm --shutdown --dvm-uri "$uri"
 expect_rc "--shutdown stops the DVM" 0
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 wait_for 10 no_herdd
 finish

@@ -10,7 +10,6 @@ SIM="--mca ras_simulator_num_nodes"
 PS=$HERD_BIN/herd-ps/herd-ps
 CANCEL=$HERD_BIN/herd-cancel/herd-cancel
 uri=$WORK/dvm.uri
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 # herd_ps ARGS / herd_cancel ARGS: stdout $OUT, stderr $ERR, status $rc
 herd_ps() {
     "$PS" --dvm-uri "$uri" "$@" >"$OUT" 2>"$ERR"
@@ -26,11 +25,6 @@ field() { echo "$1" | tr '|' '\n' | sed -n "s/^$2://p" | head -1; }
 procs_named() { for p in $(test_pids); do ps -o args= -p "$p"; done | grep -cx "sleep $1"; }
 running() { [ "$(procs_named "$1")" -ge "$2" ]; }
 
-start_dvm() {
-    HERD_IT_TAG=$HERD_IT_TAG "$HERD_BIN/herd-dvm/herd-dvm" "$@" --daemonize --report-uri "$uri" \
-        </dev/null >"$WORK/dvm.out" 2>"$WORK/dvm.log"
-    rc=$?
-}
 start_dvm $SIM 3 --mca ras_simulator_topology "pack:1 core:4 pu:1"
 expect_rc "a persistent DVM of 3 simulated nodes" 0
 

@@ -11,7 +11,6 @@ need_testhosts up.sh
 testhosts_up 2
 SSH_ARGS="-F $HOSTS/ssh_config"
 uri=$WORK/dvm.uri
-no_herdd() { [ -z "$(herdd_pids)" ]; }
 field() { echo "$1" | tr '|' '\n' | sed -n "s/^$2://p" | head -1; }
 procs_named() { for p in $(test_pids); do ps -o args= -p "$p"; done | grep -cx "sleep $1"; }
 running() { [ "$(procs_named "$1")" -ge "$2" ]; }
