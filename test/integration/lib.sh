@@ -431,6 +431,12 @@ on_host() {
     shift
     ip netns exec "$TESTHOSTS_NS$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "n$h" "$@"
 }
+# on_n1 CMD...: run a command on test host n1, tagged (output to $OUT/$ERR, status in $rc); a
+# script that needs more around it defines its own
+on_n1() {
+    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$@" </dev/null >"$OUT" 2>"$ERR"
+    rc=$?
+}
 
 # --- I/O forwarding (test_iof.sh, test_iof_ssh.sh) ---------------------------------------------
 # make_iof_programs DIR: put into DIR the programs whose output the iof tests check; false (with

@@ -10,11 +10,6 @@
 need_testhosts up.sh
 testhosts_up 4
 SSH_ARGS="-F $HOSTS/ssh_config"
-# on_n1 CMD...: run a command on test host n1, tagged (output to $OUT/$ERR, status in $rc)
-on_n1() {
-    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$@" </dev/null >"$OUT" 2>"$ERR"
-    rc=$?
-}
 
 # The DVM's own stderr stays open in the daemon: what it says later lands in dvm.log.
 on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$HERD_BIN/herd-dvm/herd-dvm" -H n1,n2,n3,n4 \

@@ -11,10 +11,6 @@
 need_testhosts up.sh
 testhosts_up 4
 SSH_ARGS="-F $HOSTS/ssh_config"
-on_n1() {
-    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$@" </dev/null >"$OUT" 2>"$ERR"
-    rc=$?
-}
 daemon_of_n3() {
     for p in $(ip netns pids "${TESTHOSTS_NS}3"); do
         case $(ps -o args= -p "$p" 2>/dev/null) in *"$HERD_BUILDDIR"*herdd*) echo "$p" ;; esac

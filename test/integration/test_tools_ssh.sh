@@ -14,11 +14,6 @@ uri=$WORK/dvm.uri
 field() { echo "$1" | tr '|' '\n' | sed -n "s/^$2://p" | head -1; }
 procs_named() { for p in $(test_pids); do ps -o args= -p "$p"; done | grep -cx "sleep $1"; }
 running() { [ "$(procs_named "$1")" -ge "$2" ]; }
-# on_n1 CMD...: run a command on test host n1, tagged (output to $OUT/$ERR, status in $rc)
-on_n1() {
-    on_host 1 env HERD_IT_TAG="$HERD_IT_TAG" "$@" </dev/null >"$OUT" 2>"$ERR"
-    rc=$?
-}
 # the test host a process runs on (its network namespace)
 host_of() {
     case $(ip netns identify "$1" 2>/dev/null) in
