@@ -9,7 +9,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +88,48 @@ static int add_host(const char *uri_file, const char *host)
     return HERD_SUCCESS == status ? 0 : 1;
 }
 
+/* Whether PID still runs: a zombie does not (kill(pid, 0) still finds one). */
+static bool process_runs(pid_t pid)
+{
+    char path[64], stat[512];
+    if (0 != kill(pid, 0)) {
+        return false;
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long) pid);
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return false;
+    }
+    size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *state = strrchr(stat, ')'); /* "pid (comm) S ...": comm may hold ')' */
+    return NULL == state || (' ' != state[1] || ('Z' != state[2] && 'X' != state[2]));
+}
+
+/* Wait up to TIMEOUT_MS for PIDFD's process (or, without a pidfd, PID) to end; true when it did.
+ * A pidfd is readable the moment its process ends, zombie or not: a daemonized root's parent is
+ * init, which may reap it a second later. Kernels before 5.3 have no pidfd: look every 50 ms. */
+static bool wait_ended(int pidfd, pid_t pid, int timeout_ms)
+{
+    if (pidfd >= 0) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        int n;
+        do {
+            n = poll(&p, 1, timeout_ms);
+        } while (n < 0 && EINTR == errno);
+        return n > 0;
+    }
+    for (int waited = 0; waited < timeout_ms; waited += 50) {
+        if (!process_runs(pid)) {
+            return true;
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return !process_runs(pid);
+}
+
 /* --shutdown: the contact file names the root's pid; SIGTERM makes it stop every daemon. */
 static int shutdown_dvm(const char *uri_file)
 {
@@ -104,25 +150,30 @@ static int shutdown_dvm(const char *uri_file)
         }
     }
     fclose(f);
-    if (pid <= 1) {
+    if (pid <= 1 || pid > INT32_MAX) {
         opal_show_help(help_file, "uri-malformed", true, uri_file);
         return 1;
     }
+    /* the pidfd first: it then names this process even if the pid is reused after its end */
+    int pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
     if (0 != kill((pid_t) pid, SIGTERM)) {
         opal_show_help(help_file, "dvm-gone", true, uri_file, pid, strerror(errno));
+        if (pidfd >= 0) {
+            close(pidfd);
+        }
         return 1;
     }
     /* wait (bounded) until it is gone, so the caller can rely on nothing being left */
-    for (int i = 0; i < 600; ++i) {
-        if (0 != kill((pid_t) pid, 0)) {
-            unlink(uri_file);
-            return 0;
-        }
-        struct timespec ts = {0, 50 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+    bool ended = wait_ended(pidfd, (pid_t) pid, 30 * 1000);
+    if (pidfd >= 0) {
+        close(pidfd);
     }
-    opal_show_help(help_file, "shutdown-timeout", true, pid);
-    return 1;
+    if (!ended) {
+        opal_show_help(help_file, "shutdown-timeout", true, pid);
+        return 1;
+    }
+    unlink(uri_file);
+    return 0;
 }
 
 /* --daemonize: fork before anything starts (the daemons must be children of the process that
