@@ -256,6 +256,10 @@ void dvm_describe_exit(int wstatus, char *text, size_t size);
 void dvm_relay_start(orte_dvm_t *dvm);
 void dvm_relay_drain(orte_dvm_t *dvm, orte_plm_daemon_t *daemon);
 void dvm_relay_release(orte_dvm_t *dvm);
+/* the same for one daemon started later (herd-dvm --add-host): FD is its stderr pipe, which
+ * stays open; close says what it printed last */
+dvm_relay_t *dvm_relay_open(orte_dvm_t *dvm, orte_vpid_t vpid, int fd);
+void dvm_relay_close(dvm_relay_t *relay);
 
 /* dvm_tree.c: the daemons below */
 /* A listener on 127.0.0.1 for daemon d (d->listen_fd) and its URI (malloc'd). */

@@ -27,7 +27,7 @@
 /* A daemon the root started for a rejoin, and what it prints (passed on once it joined). */
 typedef struct rejoin_proc {
     orte_plm_daemon_t daemon;
-    opal_event_t *relay;
+    dvm_relay_t *relay;
 } rejoin_proc_t;
 
 struct dvm_rejoin {
@@ -103,43 +103,17 @@ static rejoin_proc_t *proc_of(dvm_rejoin_t *r, orte_vpid_t vpid)
     return NULL;
 }
 
-static void relay_cb(int fd, short what, void *arg)
-{
-    rejoin_proc_t *p = arg;
-    char chunk[4096];
-    ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n > 0) {
-        /* whole reads, named by node, as dvm_relay.c does for the daemons of the start-up */
-        fprintf(stderr, "[herdd %s] %.*s", p->daemon.node->name, (int) n, chunk);
-        if ('\n' != chunk[n - 1]) {
-            fputc('\n', stderr);
-        }
-        fflush(stderr);
-    } else if (0 == n || (EAGAIN != errno && EINTR != errno)) {
-        opal_event_free(p->relay);
-        p->relay = NULL;
-    }
-}
-
 static void relay_start(orte_dvm_t *dvm, rejoin_proc_t *p)
 {
-    int fd = p->daemon.stderr_fd;
-    if (fd < 0 || NULL != p->relay) {
-        return;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    if (HERD_SUCCESS == opal_event_fd_create(dvm->base, fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                             relay_cb, p, &p->relay)) {
-        opal_event_add(p->relay, NULL);
+    if (p->daemon.stderr_fd >= 0 && NULL == p->relay) {
+        p->relay = dvm_relay_open(dvm, p->daemon.vpid, p->daemon.stderr_fd);
     }
 }
 
 static void proc_close(rejoin_proc_t *p)
 {
-    if (NULL != p->relay) {
-        opal_event_free(p->relay);
-        p->relay = NULL;
-    }
+    dvm_relay_close(p->relay);
+    p->relay = NULL;
     if (p->daemon.stderr_fd >= 0) {
         close(p->daemon.stderr_fd);
         p->daemon.stderr_fd = -1;
@@ -165,9 +139,8 @@ static void proc_exited(orte_dvm_t *dvm, rejoin_proc_t *p, int wstatus)
                (NULL != err && '\0' != err[0]) ? err : "(nothing on stderr)");
         free(err);
     } else if (!dvm->stopping) {
-        if (NULL != p->relay) {
-            relay_cb(p->daemon.stderr_fd, 0, p); /* what it printed last */
-        }
+        dvm_relay_close(p->relay); /* what it printed last */
+        p->relay = NULL;
         char reason[160];
         snprintf(reason, sizeof(reason), "its daemon %s", how);
         dvm_loss_root_node_down(dvm, p->daemon.vpid, reason);
@@ -375,14 +348,6 @@ static int start_rejoin(orte_dvm_t *dvm, orte_vpid_t vpid)
         return HERD_ERR_OUT_OF_RESOURCE;
     }
     r->procs = grown;
-    /* relay events point at their entry: moved by realloc, so re-made */
-    for (size_t i = 0; i < r->num_procs; ++i) {
-        if (NULL != r->procs[i].relay) {
-            opal_event_free(r->procs[i].relay);
-            r->procs[i].relay = NULL;
-            relay_start(dvm, &r->procs[i]);
-        }
-    }
     rejoin_proc_t *p = &r->procs[r->num_procs++];
     *p = (rejoin_proc_t){.daemon = {.vpid = vpid,
                                     .node = &dvm->allocation->nodes[vpid - 1],

@@ -23,7 +23,8 @@
 
 struct dvm_relay {
     orte_dvm_t *dvm;
-    orte_plm_daemon_t *daemon;
+    orte_vpid_t vpid; /* names the node */
+    int fd;           /* the daemon's stderr pipe (not closed here) */
     opal_event_t *event;
     size_t len;
     char line[4096]; /* a longer line goes out in pieces of this size */
@@ -52,7 +53,7 @@ static void emit(dvm_relay_t *r)
     if (0 != strncmp(r->line, RELAY_PREFIX, strlen(RELAY_PREFIX))) {
         char prefix[160];
         int n = snprintf(prefix, sizeof(prefix), RELAY_PREFIX "%s] ",
-                         dvm_tree_node_name(r->dvm, r->daemon->vpid));
+                         dvm_tree_node_name(r->dvm, r->vpid));
         write_all(prefix, (size_t) n < sizeof(prefix) ? (size_t) n : sizeof(prefix) - 1);
     }
     write_all(r->line, r->len);
@@ -67,7 +68,7 @@ static void relay_read(dvm_relay_t *r)
 {
     char chunk[4096];
     for (;;) {
-        ssize_t n = read(r->daemon->stderr_fd, chunk, sizeof(chunk));
+        ssize_t n = read(r->fd, chunk, sizeof(chunk));
         if (n < 0 && EINTR == errno) {
             continue;
         }
@@ -98,6 +99,35 @@ static void relay_cb(int fd, short what, void *arg)
     relay_read(arg);
 }
 
+/* Watch FD, daemon VPID's stderr, and say what it holds already. */
+static void relay_watch(dvm_relay_t *r, orte_dvm_t *dvm, orte_vpid_t vpid, int fd)
+{
+    r->dvm = dvm;
+    r->vpid = vpid;
+    r->fd = fd;
+    if (fd < 0) {
+        return;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    if (HERD_SUCCESS == opal_event_fd_create(dvm->base, fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
+                                             relay_cb, r, &r->event)) {
+        opal_event_add(r->event, NULL);
+    }
+    relay_read(r);
+}
+
+/* Say a daemon's last words when they are already there, and stop watching its pipe. */
+static void relay_stop(dvm_relay_t *r)
+{
+    if (NULL != r->event) {
+        relay_read(r);
+        if (NULL != r->event) {
+            opal_event_free(r->event);
+            r->event = NULL;
+        }
+    }
+}
+
 void dvm_relay_start(orte_dvm_t *dvm)
 {
     if (NULL != dvm->tree.relays || 0 == dvm->tree.num_launched) {
@@ -108,20 +138,8 @@ void dvm_relay_start(orte_dvm_t *dvm)
         return; /* the pipes stay as they were: read when a daemon fails */
     }
     for (size_t i = 0; i < dvm->tree.num_launched; ++i) {
-        dvm_relay_t *r = &dvm->tree.relays[i];
-        r->dvm = dvm;
-        r->daemon = &dvm->tree.launched[i];
-        int fd = r->daemon->stderr_fd;
-        if (fd < 0) {
-            continue;
-        }
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        if (HERD_SUCCESS == opal_event_fd_create(dvm->base, fd,
-                                                 OPAL_EVENT_READ | OPAL_EVENT_PERSIST, relay_cb, r,
-                                                 &r->event)) {
-            opal_event_add(r->event, NULL);
-        }
-        relay_read(r); /* what it printed while the DVM started */
+        orte_plm_daemon_t *daemon = &dvm->tree.launched[i];
+        relay_watch(&dvm->tree.relays[i], dvm, daemon->vpid, daemon->stderr_fd);
     }
 }
 
@@ -137,14 +155,25 @@ void dvm_relay_drain(orte_dvm_t *dvm, orte_plm_daemon_t *daemon)
 void dvm_relay_release(orte_dvm_t *dvm)
 {
     for (size_t i = 0; NULL != dvm->tree.relays && i < dvm->tree.num_launched; ++i) {
-        dvm_relay_t *r = &dvm->tree.relays[i];
-        if (NULL != r->event) {
-            relay_read(r); /* a daemon's last words, when they are already there */
-            if (NULL != r->event) {
-                opal_event_free(r->event);
-            }
-        }
+        relay_stop(&dvm->tree.relays[i]);
     }
     free(dvm->tree.relays);
     dvm->tree.relays = NULL;
+}
+
+dvm_relay_t *dvm_relay_open(orte_dvm_t *dvm, orte_vpid_t vpid, int fd)
+{
+    dvm_relay_t *r = calloc(1, sizeof(*r));
+    if (NULL != r) {
+        relay_watch(r, dvm, vpid, fd);
+    }
+    return r;
+}
+
+void dvm_relay_close(dvm_relay_t *r)
+{
+    if (NULL != r) {
+        relay_stop(r);
+        free(r);
+    }
 }
