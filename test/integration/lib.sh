@@ -128,14 +128,16 @@ start_dvm() {
         </dev/null >"$WORK/dvm.out" 2>"$WORK/dvm.log"
     rc=$?
 }
-# dvm_daemon_pid URI VPID: the pid of node daemon VPID of the DVM whose contact file is URI (its
-# root starts every one)
-dvm_daemon_pid() {
+# daemon_pid_of ROOT VPID: the pid of node daemon VPID started by process ROOT (a DVM's root or
+# herdrun with its own DVM)
+daemon_pid_of() {
     local p
-    for p in $(ps -o pid= --ppid "$(sed -n 's/^pid //p' "$1")"); do
+    for p in $(ps -o pid= --ppid "$1"); do
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$2" && echo "$p"
     done
 }
+# dvm_daemon_pid URI VPID: the same for the DVM whose contact file is URI
+dvm_daemon_pid() { daemon_pid_of "$(sed -n 's/^pid //p' "$1")" "$2"; }
 # expect_log WHAT REGEX: the DVM's log says REGEX
 expect_log() {
     if grep -Eq -- "$2" "$WORK/dvm.log"; then ok "$1"; else fail "$1 (the DVM's log lacks /$2/)"; fi

@@ -128,7 +128,7 @@ if ps -eo args= | grep -v grep | grep -qF "$silent_name"; then fail "the silent 
 # herd-dvm's default, continue, is test_dvm_faults.sh's): reported with its node, DVM shuts down.
 herd_dvm $SIM 5 --mca dvm_on_node_loss stop --daemonize --report-uri "$uri"
 dvm_pid=$(sed -n 's/^pid //p' "$uri")
-victim=$(ps -o pid= --ppid "$dvm_pid" | head -n 1 | tr -d ' ')
+victim=$(dvm_daemon_pid "$uri" 1) # a node daemon (the first child may be the tool helper)
 if [ -n "$victim" ]; then
     kill -9 "$victim"
     wait_gone "$dvm_pid" 15 && ok "the DVM shuts down after losing a daemon" || fail "DVM still running"

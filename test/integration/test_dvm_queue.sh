@@ -104,9 +104,7 @@ wait_for 60 holding_4 || fail "two jobs hold both slots of sim0004"
 submit k3 --host sim0004 -n 1 echo must-not-run
 said_k3() { grep -qs 'waiting for a free session slot on node sim0004' "$WORK/job.k3.err"; }
 wait_for 60 said_k3 || fail "a third job on sim0004 waits"
-for p in $(ps -o pid= --ppid "$dvm_pid"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=4" && kill -9 "$p"
-done
+kill -9 "$(dvm_daemon_pid "$uri" 4)"
 wait_for 60 jobs_done k1 k2 k3 || fail "the jobs on the lost node end"
 expect_eq "the job waiting for the lost node: exit 1" "$(cat "$WORK/job.k3.rc")" 1
 OUT=$WORK/job.k3.out ERR=$WORK/job.k3.err

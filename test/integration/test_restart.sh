@@ -93,11 +93,8 @@ expect_eq "every run's output" "$(sort "$OUT" | tr '\n' ';')" \
     "rank 0 run 1;rank 1 run 1;rank 1 run 2;rank 2 run 1;"
 # its node daemon killed: nothing is left there to restart the process, the job ends
 root=$(sed -n 's/^pid //p' "$uri")
-daemon_of() {
-    for p in $(ps -o pid= --ppid "$root"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$1" && echo "$p"
-    done
-}
+# daemon_of VPID: the node daemon with that vpid (node sim000<VPID>)
+daemon_of() { daemon_pid_of "$root" "$1"; }
 herdrun_bg --dvm-uri "$uri" $RESTART --host sim0002 -n 1 sleep 60
 is_sleeping() { [ -n "$(for p in $(test_pids); do ps -o args= -p "$p"; done | grep -x 'sleep 60')" ]; }
 wait_for 20 is_sleeping

@@ -39,13 +39,8 @@ chmod +x "$WORK/mover.sh"
 reset_counters() { rm -rf "$WORK/counters" && mkdir "$WORK/counters"; }
 sleeping() { for p in $(test_pids); do [ "$(ps -o args= -p "$p")" = "sleep 60" ] && echo "$p"; done; }
 has_sleeper() { [ -n "$(sleeping)" ]; }
-# daemon_of VPID: the node daemon of the DVM whose root is $root with that vpid (node
-# sim000<VPID>)
-daemon_of() {
-    for p in $(ps -o pid= --ppid "$root"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "HERD_DVM_VPID=$1" && echo "$p"
-    done
-}
+# daemon_of VPID: the node daemon with that vpid (node sim000<VPID>)
+daemon_of() { daemon_pid_of "$root" "$1"; }
 uri=$WORK/dvm.uri
 # dvm_up ARGS: a persistent DVM of simulated nodes; dvm_down WHAT: shut down, nothing left
 dvm_up() {
