@@ -13,6 +13,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_eq.h>
 
 #include "opal/util/output.h"
 #include "orte/mca/overlay/ofi/overlay_ofi.h"
@@ -26,6 +27,7 @@ struct overlay_ofi_fabric {
     struct fid_cq *cq;
     struct fid_av *av;
     struct fid_ep *ep;
+    int wait_fd; /* the completion queue's, or -1 */
 };
 
 static char *reason_of(const char *what, int rc)
@@ -90,10 +92,29 @@ static int fabric_getinfo(const char *provider, struct fi_info **info, char **re
     return HERD_SUCCESS;
 }
 
+/* A completion queue with a descriptor the event loop can wait on, or without one when the
+ * provider has none (then the module polls it on a timer). */
+static int fabric_cq_open(overlay_ofi_fabric_t *f)
+{
+    struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD};
+    int rc = fi_cq_open(f->domain, &attr, &f->cq, NULL);
+
+    if (0 == rc && 0 != fi_control(&f->cq->fid, FI_GETWAIT, &f->wait_fd)) {
+        (void) fi_close(&f->cq->fid);
+        f->cq = NULL;
+        rc = -FI_ENOSYS;
+    }
+    if (0 != rc) {
+        f->wait_fd = -1;
+        attr.wait_obj = FI_WAIT_NONE;
+        rc = fi_cq_open(f->domain, &attr, &f->cq, NULL);
+    }
+    return rc;
+}
+
 static int fabric_open(const char *provider, overlay_ofi_fabric_t **fabric, char **reason)
 {
     overlay_ofi_fabric_t *f = calloc(1, sizeof(*f));
-    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
     struct fi_av_attr av_attr = {.type = FI_AV_MAP};
     const char *what = NULL;
     int rc;
@@ -103,6 +124,7 @@ static int fabric_open(const char *provider, overlay_ofi_fabric_t **fabric, char
         *reason = strdup("out of memory");
         return HERD_ERR_OUT_OF_RESOURCE;
     }
+    f->wait_fd = -1;
     rc = fabric_getinfo(provider, &f->info, reason);
     if (HERD_SUCCESS != rc) {
         fabric_close(f);
@@ -112,7 +134,7 @@ static int fabric_open(const char *provider, overlay_ofi_fabric_t **fabric, char
         what = "fi_fabric";
     } else if (0 != (rc = fi_domain(f->fabric, f->info, &f->domain, NULL))) {
         what = "fi_domain";
-    } else if (0 != (rc = fi_cq_open(f->domain, &cq_attr, &f->cq, NULL))) {
+    } else if (0 != (rc = fabric_cq_open(f))) {
         what = "fi_cq_open";
     } else if (0 != (rc = fi_av_open(f->domain, &av_attr, &f->av, NULL))) {
         what = "fi_av_open";
@@ -139,10 +161,114 @@ static const char *fabric_provider_name(const overlay_ofi_fabric_t *f)
     return f->info->fabric_attr->prov_name;
 }
 
+static int fabric_getname(overlay_ofi_fabric_t *f, void *addr, size_t *length)
+{
+    return 0 == fi_getname(&f->ep->fid, addr, length) ? HERD_SUCCESS : HERD_ERR_NOT_AVAILABLE;
+}
+
+static int fabric_insert(overlay_ofi_fabric_t *f, const void *addr, size_t length, uint64_t *dest)
+{
+    fi_addr_t fa = FI_ADDR_NOTAVAIL;
+
+    (void) length; /* the provider knows its own address format */
+    if (1 != fi_av_insert(f->av, addr, 1, &fa, 0, NULL) || FI_ADDR_NOTAVAIL == fa) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    *dest = fa;
+    return HERD_SUCCESS;
+}
+
+static size_t fabric_max_msg_size(const overlay_ofi_fabric_t *f)
+{
+    return f->info->ep_attr->max_msg_size;
+}
+
+static int fabric_post_send(overlay_ofi_fabric_t *f, uint64_t dest, const void *buf, size_t length,
+                            overlay_ofi_ctx_t *ctx, int *error)
+{
+    ssize_t rc = fi_send(f->ep, buf, length, NULL, dest, ctx);
+
+    if (-FI_EAGAIN == rc) {
+        return OVERLAY_OFI_AGAIN;
+    }
+    *error = (int) -rc;
+    return 0 == rc ? HERD_SUCCESS : HERD_ERR_UNREACH;
+}
+
+static int fabric_post_recv(overlay_ofi_fabric_t *f, void *buf, size_t length,
+                            overlay_ofi_ctx_t *ctx)
+{
+    ssize_t rc = fi_recv(f->ep, buf, length, NULL, FI_ADDR_UNSPEC, ctx);
+
+    if (-FI_EAGAIN == rc) {
+        return OVERLAY_OFI_AGAIN;
+    }
+    return 0 == rc ? HERD_SUCCESS : HERD_ERR_NOT_AVAILABLE;
+}
+
+/* The error entry at the head of the queue, as a completion. */
+static int fabric_poll_error(overlay_ofi_fabric_t *f, overlay_ofi_completion_t *out)
+{
+    struct fi_cq_err_entry err = {0};
+
+    if (fi_cq_readerr(f->cq, &err, 0) < 1) {
+        return -1;
+    }
+    *out = (overlay_ofi_completion_t){.ctx = err.op_context,
+                                      .recv = 0 != (err.flags & FI_RECV),
+                                      .error = 0 != err.err ? err.err : FI_EIO};
+    return 1;
+}
+
+static int fabric_poll(overlay_ofi_fabric_t *f, overlay_ofi_completion_t *out, int max)
+{
+    struct fi_cq_msg_entry entries[16];
+    ssize_t n;
+
+    if (max > 16) {
+        max = 16;
+    }
+    n = fi_cq_read(f->cq, entries, (size_t) max);
+    if (-FI_EAGAIN == n) {
+        return 0;
+    }
+    if (-FI_EAVAIL == n) {
+        return fabric_poll_error(f, out);
+    }
+    if (n < 0) {
+        return -1;
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+        out[i] = (overlay_ofi_completion_t){.ctx = entries[i].op_context,
+                                            .recv = 0 != (entries[i].flags & FI_RECV),
+                                            .length = entries[i].len};
+    }
+    return (int) n;
+}
+
+static int fabric_wait_fd(overlay_ofi_fabric_t *f)
+{
+    return f->wait_fd;
+}
+
+static bool fabric_trywait(overlay_ofi_fabric_t *f)
+{
+    struct fid *fids[1] = {&f->cq->fid};
+    return 0 == fi_trywait(f->fabric, fids, 1);
+}
+
 const overlay_ofi_ops_t overlay_ofi_libfabric_ops = {
     .open = fabric_open,
     .provider_name = fabric_provider_name,
     .close = fabric_close,
+    .getname = fabric_getname,
+    .insert = fabric_insert,
+    .max_msg_size = fabric_max_msg_size,
+    .post_send = fabric_post_send,
+    .post_recv = fabric_post_recv,
+    .poll = fabric_poll,
+    .wait_fd = fabric_wait_fd,
+    .trywait = fabric_trywait,
 };
 
 const overlay_ofi_ops_t *overlay_ofi_ops = &overlay_ofi_libfabric_ops;
