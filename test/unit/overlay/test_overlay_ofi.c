@@ -671,6 +671,31 @@ static void test_peer_fallback_keeps_order(void **state)
     overlay_ofi_module.finalize(o);
 }
 
+/* a daemon that restarted (a new address under its vpid) starts from message 0 again */
+static void test_restarted_peer_starts_over(void **state)
+{
+    orte_overlay_t *o = open_endpoint();
+    uint8_t w[64];
+    rx_next = 0;
+    hello_from(1);
+    fabric_arrives(o, w, frag(w, 1, COLL, 1, 0, 1, 0, "a", 1));
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.send(o, 1, COLL, "m", 1));
+    assert_int_equal(1, o->peers[1].tx_seq);
+    int sends = stub_inner.sends;
+    uint8_t m[14] = {1, OVERLAY_OFI_CTL_HELLO, 0, 6, 0, 0, 0, 0, 'a', 'd', 'd', 'r', '-', '9'};
+    tcp_deliver(1, ORTE_OVERLAY_TAG_COMPONENT, m, sizeof(m));
+    assert_int_equal(109, o->peers[1].dest);
+    assert_int_equal(0, o->peers[1].tx_seq);
+    assert_int_equal(sends + 1, stub_inner.sends); /* our HELLO to the new one */
+    fabric_arrives(o, w, frag(w, 1, COLL, 1, 0, 1, 0, "b", 1));
+    assert_int_equal(2, ngot);
+    assert_memory_equal("b", got[1].data, 1);
+    cq[cq_len++] = (overlay_ofi_completion_t){.ctx = fab_log[0].ctx}; /* the old one's send */
+    overlay_ofi_progress(o);
+    assert_int_equal(0, o->pending_sends);
+    overlay_ofi_module.finalize(o);
+}
+
 /* finalize from inside a callback the fabric ran: released once the callback returns */
 static void on_coll_finalize(orte_overlay_t *o, orte_vpid_t src, uint16_t tag, const void *d,
                              size_t n, void *arg)
@@ -716,6 +741,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_send_error_falls_back_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_fallback_keeps_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_inside_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restarted_peer_starts_over, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,13 +37,14 @@ typedef struct ofi_rxbuf ofi_rxbuf_t;
 
 /* What this daemon knows of one other daemon on the fabric. */
 typedef struct ofi_peer {
-    uint64_t dest;    /* its address in the address vector */
-    bool addr_known;  /* its HELLO arrived over tcp (so its fabric messages may be delivered) */
-    bool hello_sent;  /* mine went to it over tcp */
-    bool tx_failed;   /* a fabric send to it failed: tcp only from then on */
-    uint32_t tx_seq;  /* next fabric seq to it */
-    uint32_t rx_seq;  /* next fabric seq from it to deliver */
-    bool rx_fallback; /* it fell back to tcp at fabric seq rx_limit */
+    uint64_t dest;      /* its address in the address vector */
+    uint64_t addr_hash; /* of the address in its HELLO (a new one: the daemon restarted) */
+    bool addr_known;    /* its HELLO arrived over tcp (so its fabric messages may be delivered) */
+    bool hello_sent;    /* mine went to it over tcp */
+    bool tx_failed;     /* a fabric send to it failed: tcp only from then on */
+    uint32_t tx_seq;    /* next fabric seq to it */
+    uint32_t rx_seq;    /* next fabric seq from it to deliver */
+    bool rx_fallback;   /* it fell back to tcp at fabric seq rx_limit */
     uint32_t rx_limit;
     ofi_txmsg_t *tx_head; /* sent over the fabric, not yet all completed (in seq order) */
     ofi_txmsg_t **tx_tail;

@@ -584,10 +584,60 @@ void overlay_ofi_progress(orte_overlay_t *o)
 
 /* ---- control messages and tcp arrivals ---- */
 
+static uint64_t addr_hash(const uint8_t *addr, size_t alen)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (size_t i = 0; i < alen; ++i) {
+        h = (h ^ addr[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* A daemon that came back (a new process under the same vpid) starts from nothing: what was
+ * in flight to or from the old one is dropped, numbering starts again, HELLOs again. */
+static void peer_reset(orte_overlay_t *o, orte_vpid_t vpid)
+{
+    ofi_peer_t *p = &o->peers[vpid];
+
+    while (NULL != p->tx_head) {
+        ofi_txmsg_t *m = p->tx_head;
+        p->tx_head = m->next;
+        for (unsigned i = 0; i < m->nfrags; ++i) {
+            if (!m->frags[i].posted) {
+                o->unposted--;
+            }
+        }
+        m->abandoned = true;
+        if (m->nposted == m->ndone) {
+            tx_free(o, m);
+        }
+    }
+    while (NULL != p->rx_list) {
+        ofi_rxmsg_t *m = p->rx_list;
+        p->rx_list = m->next;
+        free(m->data);
+        free(m);
+    }
+    while (NULL != p->held_head) {
+        ofi_held_t *h = p->held_head;
+        p->held_head = h->next;
+        free(h);
+    }
+    *p = (ofi_peer_t){.tx_tail = &p->tx_head, .held_tail = &p->held_head};
+    opal_output_verbose(1, overlay_ofi_output(),
+                        "overlay ofi: daemon %u: daemon %u has a new fabric address (it "
+                        "restarted): its fabric state starts over",
+                        o->vpid, vpid);
+}
+
 static void control_hello(orte_overlay_t *o, orte_vpid_t src, const uint8_t *addr, size_t alen)
 {
     ofi_peer_t *p = &o->peers[src];
+    uint64_t h = addr_hash(addr, alen);
 
+    if (p->addr_known && p->addr_hash != h) {
+        peer_reset(o, src);
+    }
     if (!p->addr_known) {
         if (HERD_SUCCESS != overlay_ofi_ops->insert(o->fabric, addr, alen, &p->dest)) {
             opal_output_verbose(1, overlay_ofi_output(),
@@ -597,6 +647,7 @@ static void control_hello(orte_overlay_t *o, orte_vpid_t src, const uint8_t *add
             return;
         }
         p->addr_known = true;
+        p->addr_hash = h;
         opal_output_verbose(5, overlay_ofi_output(),
                             "overlay ofi: daemon %u has the fabric address of daemon %u", o->vpid,
                             src);
