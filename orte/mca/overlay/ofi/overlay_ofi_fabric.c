@@ -4,6 +4,7 @@
  * provider's shared-memory files (shm's /dev/shm/<pid>:<n>:<n>). */
 #include "herd_config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,41 @@ static int fabric_cq_open(overlay_ofi_fabric_t *f)
     return rc;
 }
 
+/* Signals whose handling libfabric's shm provider takes over when it makes its region (to
+ * unlink it, then exit): the daemon's own handling (SIGTERM to the root is an orderly shutdown,
+ * whose finalize closes the endpoint and so unlinks the region) must stay. */
+static const int fabric_signals[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGSEGV,
+                                     SIGBUS, SIGILL,  SIGABRT, SIGFPE};
+#define FABRIC_NSIGNALS (sizeof(fabric_signals) / sizeof(fabric_signals[0]))
+
+static void signals_save(struct sigaction *saved)
+{
+    for (size_t i = 0; i < FABRIC_NSIGNALS; ++i) {
+        (void) sigaction(fabric_signals[i], NULL, &saved[i]);
+    }
+}
+
+static void signals_restore(const struct sigaction *saved)
+{
+    for (size_t i = 0; i < FABRIC_NSIGNALS; ++i) {
+        (void) sigaction(fabric_signals[i], &saved[i], NULL);
+    }
+}
+
+static int fabric_open_steps(const char *provider, overlay_ofi_fabric_t **fabric, char **reason);
+
 static int fabric_open(const char *provider, overlay_ofi_fabric_t **fabric, char **reason)
+{
+    struct sigaction saved[FABRIC_NSIGNALS];
+    int rc;
+
+    signals_save(saved);
+    rc = fabric_open_steps(provider, fabric, reason);
+    signals_restore(saved);
+    return rc;
+}
+
+static int fabric_open_steps(const char *provider, overlay_ofi_fabric_t **fabric, char **reason)
 {
     overlay_ofi_fabric_t *f = calloc(1, sizeof(*f));
     struct fi_av_attr av_attr = {.type = FI_AV_MAP};
