@@ -20,6 +20,7 @@
 #include "opal/util/output.h"
 #include "orte/mca/grpcomm/grpcomm.h"
 #include "orte/mca/overlay/ofi/overlay_ofi_internal.h"
+#include "orte/mca/wireup/base/base.h"
 
 enum { OFI_OP_RX = 1, OFI_OP_TX = 2 };
 
@@ -93,9 +94,12 @@ static uint32_t get32(const uint8_t *p)
     return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) | p[3];
 }
 
+/* The DVM's collectives (grpcomm's tags on the DVM overlay) and a job's fences (the wireup
+ * engine's collective and direct-fence tags on the job's overlay). */
 bool overlay_ofi_is_collective(uint16_t tag)
 {
-    return tag >= ORTE_GRPCOMM_TAG_BASE && tag < ORTE_GRPCOMM_TAG_BASE + ORTE_GRPCOMM_NUM_TAGS;
+    return (tag >= ORTE_GRPCOMM_TAG_BASE && tag < ORTE_GRPCOMM_TAG_BASE + ORTE_GRPCOMM_NUM_TAGS) ||
+           (tag >= ORTE_WIREUP_TAG_COLL && tag <= ORTE_WIREUP_TAG_DFENCE);
 }
 
 static bool fabric_usable(const orte_overlay_t *o)
