@@ -152,8 +152,8 @@ typedef struct fab_sent {
 } fab_sent_t;
 static fab_sent_t fab_log[64];
 static int fab_sends;
-static overlay_ofi_ctx_t *rx_ctx[64];
-static void *rx_buf[64];
+static overlay_ofi_ctx_t *rx_ctx[256];
+static void *rx_buf[256];
 static int rx_posted;
 static overlay_ofi_completion_t cq[64];
 static int cq_len;
@@ -214,7 +214,7 @@ static int stub_post_send(overlay_ofi_fabric_t *f, uint64_t dest, const void *bu
 }
 static int stub_post_recv(overlay_ofi_fabric_t *f, void *buf, size_t length, overlay_ofi_ctx_t *ctx)
 {
-    assert_true(rx_posted < 64);
+    assert_true(rx_posted < 256);
     rx_ctx[rx_posted] = ctx;
     rx_buf[rx_posted] = buf;
     rx_posted++;
@@ -725,6 +725,33 @@ static void test_finalize_inside_callback(void **state)
     cq_len = 0;
 }
 
+/* a process opens at most OVERLAY_OFI_MAX_ENDPOINTS (nodes hosted together): the rest use tcp */
+static void test_endpoints_per_process(void **state)
+{
+    orte_overlay_t *o[OVERLAY_OFI_MAX_ENDPOINTS + 1];
+    for (unsigned i = 0; i < OVERLAY_OFI_MAX_ENDPOINTS; ++i) {
+        herd_test_capture_start(&capture);
+        assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o[i]));
+        free(herd_test_capture_stop(&capture));
+        assert_non_null(o[i]->fabric);
+    }
+    herd_test_capture_start(&capture);
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o[OVERLAY_OFI_MAX_ENDPOINTS]));
+    char *err = herd_test_capture_stop(&capture);
+    assert_non_null(strstr(err, "falls back to tcp: this process already has 4 RDM endpoints"));
+    free(err);
+    assert_null(o[OVERLAY_OFI_MAX_ENDPOINTS]->fabric);
+    for (unsigned i = 0; i <= OVERLAY_OFI_MAX_ENDPOINTS; ++i) {
+        overlay_ofi_module.finalize(o[i]);
+    }
+    /* closed ones give their place back */
+    herd_test_capture_start(&capture);
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o[0]));
+    free(herd_test_capture_stop(&capture));
+    assert_non_null(o[0]->fabric);
+    overlay_ofi_module.finalize(o[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -742,6 +769,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peer_fallback_keeps_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_inside_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restarted_peer_starts_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_endpoints_per_process, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,7 +97,14 @@ struct ofi_recv_reg {
     void *arg;
 };
 
+/* RDM endpoints one process opens at most: opening one costs ~50 ms of system time with the
+ * tcp provider, so simulated nodes hosted 128 to a process (ras_simulator_nodes_per_process)
+ * would keep their host's loop from the handshakes for seconds; the rest use tcp alone. */
+#define OVERLAY_OFI_MAX_ENDPOINTS 4u
+
 /* overlay_ofi_path.c */
+/* Whether this process may open another endpoint; take: count the one just opened. */
+bool overlay_ofi_endpoint_slot(bool take);
 bool overlay_ofi_is_collective(uint16_t tag);
 /* Post the receive buffers and hook the completion queue to the loop; on failure the caller
  * closes the fabric (*reason says why, the caller's to free). */

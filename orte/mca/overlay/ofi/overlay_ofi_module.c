@@ -92,8 +92,16 @@ static void ofi_lost_trampoline(orte_overlay_t *inner, orte_vpid_t peer, int sta
 static void ofi_open_fabric(orte_overlay_t *o)
 {
     char *reason = NULL;
-    int rc = overlay_ofi_ops->open(overlay_ofi_settings.provider, &o->fabric, &reason);
+    int rc;
 
+    if (!overlay_ofi_endpoint_slot(false)) {
+        opal_output_verbose(1, overlay_ofi_output(),
+                            "overlay ofi: daemon %u falls back to tcp: this process already has "
+                            "%u RDM endpoints (simulated nodes hosted together)",
+                            o->vpid, OVERLAY_OFI_MAX_ENDPOINTS);
+        return;
+    }
+    rc = overlay_ofi_ops->open(overlay_ofi_settings.provider, &o->fabric, &reason);
     if (HERD_SUCCESS != rc) {
         o->fabric = NULL;
         opal_output_verbose(1, overlay_ofi_output(), "overlay ofi: daemon %u falls back to tcp: %s",
@@ -102,6 +110,7 @@ static void ofi_open_fabric(orte_overlay_t *o)
         return;
     }
     o->fabric_pid = getpid();
+    (void) overlay_ofi_endpoint_slot(true);
     opal_output_verbose(1, overlay_ofi_output(),
                         "overlay ofi: daemon %u opened an RDM endpoint of provider %s", o->vpid,
                         overlay_ofi_ops->provider_name(o->fabric));

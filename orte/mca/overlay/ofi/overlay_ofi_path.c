@@ -744,6 +744,23 @@ bool overlay_ofi_tcp_arrived(orte_overlay_t *o, orte_vpid_t src, uint16_t tag, c
 
 /* ---- start and stop ---- */
 
+/* RDM endpoints open in this process (a forked child starts from none). */
+static unsigned open_endpoints;
+static pid_t open_endpoints_pid;
+
+bool overlay_ofi_endpoint_slot(bool take)
+{
+    if (open_endpoints_pid != getpid()) {
+        open_endpoints_pid = getpid();
+        open_endpoints = 0;
+    }
+    if (open_endpoints >= OVERLAY_OFI_MAX_ENDPOINTS) {
+        return false;
+    }
+    open_endpoints += take ? 1 : 0;
+    return true;
+}
+
 static int rx_start(orte_overlay_t *o, char **reason)
 {
     o->rxbufs = calloc(OVERLAY_OFI_RECV_BUFFERS, sizeof(*o->rxbufs));
@@ -847,6 +864,9 @@ void overlay_ofi_path_stop(orte_overlay_t *o, bool close_fabric)
     }
     if (NULL != o->fabric && close_fabric) {
         overlay_ofi_ops->close(o->fabric);
+        if (open_endpoints_pid == getpid() && open_endpoints > 0) {
+            open_endpoints--;
+        }
     }
     o->fabric = NULL;
     for (uint32_t v = 0; NULL != o->peers && v < o->num_daemons; ++v) {
