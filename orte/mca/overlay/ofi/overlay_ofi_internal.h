@@ -81,9 +81,10 @@ struct orte_overlay {
     opal_event_t *cq_event;
     opal_event_t *poll_timer;
     bool poll_armed;
-    unsigned poll_backoff;  /* us, of the poll timer */
-    unsigned pending_sends; /* fragments not yet completed */
-    unsigned unposted;      /* fragments waiting for room in the provider */
+    uint64_t last_active_us; /* of fabric traffic, monotonic */
+    unsigned poll_backoff;   /* us, of the poll timer */
+    unsigned pending_sends;  /* fragments not yet completed */
+    unsigned unposted;       /* fragments waiting for room in the provider */
     ofi_counters_t count;
     unsigned depth; /* in a callback of ours */
     bool dying;     /* finalize was called inside one: release on the way out */

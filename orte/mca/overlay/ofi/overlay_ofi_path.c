@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -117,19 +118,35 @@ static void arm_poll(orte_overlay_t *o, unsigned usec)
     }
 }
 
-/* Poll again soon while fabric traffic is in flight, or (no wait descriptor) backing off to
- * 64 ms while nothing happens. */
+/* Poll again soon (every 100 us) while fabric traffic is in flight, and (no wait descriptor:
+ * the shm provider) for 50 ms after the last of it, a collective's next round being likely
+ * then; after that back off, doubling, to 64 ms. */
+#define OFI_POLL_ACTIVE_US 100u
+#define OFI_POLL_HOLD_US   50000u
+#define OFI_POLL_IDLE_US   64000u
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
 static void rearm(orte_overlay_t *o, bool active)
 {
+    uint64_t now = now_us();
+
     if (o->pending_sends > 0 || o->unposted > 0 || active) {
-        o->poll_backoff = 1000;
+        o->last_active_us = now;
+        o->poll_backoff = OFI_POLL_ACTIVE_US;
     } else if (NULL != o->cq_event) {
         if (overlay_ofi_ops->trywait(o->fabric)) {
             return; /* the descriptor wakes the loop */
         }
         o->poll_backoff = 0;
-    } else if (o->poll_backoff < 64000) {
-        o->poll_backoff = 0 == o->poll_backoff ? 1000 : 2 * o->poll_backoff;
+    } else if (now - o->last_active_us < OFI_POLL_HOLD_US) {
+        o->poll_backoff = OFI_POLL_ACTIVE_US;
+    } else if (o->poll_backoff < OFI_POLL_IDLE_US) {
+        o->poll_backoff = 0 == o->poll_backoff ? OFI_POLL_ACTIVE_US : 2 * o->poll_backoff;
     }
     arm_poll(o, o->poll_backoff);
 }
