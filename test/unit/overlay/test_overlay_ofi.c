@@ -24,6 +24,7 @@
 
 #include "orte/mca/overlay/ofi/overlay_ofi_module.c"
 #include "orte/mca/overlay/ofi/overlay_ofi_path.c"
+#include "orte/mca/overlay/ofi/overlay_ofi_start.c"
 
 /* ---- what the component would give the module ---- */
 overlay_ofi_settings_t overlay_ofi_settings = {.priority = 5};

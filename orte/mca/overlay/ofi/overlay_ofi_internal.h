@@ -35,6 +35,58 @@ typedef struct ofi_rxmsg ofi_rxmsg_t;
 typedef struct ofi_held ofi_held_t;
 typedef struct ofi_rxbuf ofi_rxbuf_t;
 
+/* What a completion's context leads back to: a receive buffer or a send fragment. */
+enum { OFI_OP_RX = 1, OFI_OP_TX = 2 };
+
+/* What a completion's context leads back to. */
+typedef struct ofi_op {
+    overlay_ofi_ctx_t ctx; /* first: the address given to libfabric */
+    int kind;
+} ofi_op_t;
+
+typedef struct ofi_txfrag {
+    ofi_op_t op;
+    ofi_txmsg_t *msg;
+    uint8_t *wire; /* header and payload slice */
+    size_t length;
+    bool posted;
+    bool done;
+} ofi_txfrag_t;
+
+struct ofi_txmsg {
+    ofi_txmsg_t *next;
+    orte_vpid_t dst;
+    uint16_t tag;
+    uint32_t seq;
+    uint8_t *payload; /* whole, for a re-send over tcp */
+    size_t length;
+    unsigned nfrags, nposted, ndone;
+    bool abandoned; /* re-sent over tcp: free once its posted fragments completed */
+    ofi_txfrag_t frags[];
+};
+
+struct ofi_rxmsg {
+    ofi_rxmsg_t *next;
+    uint32_t seq;
+    uint16_t tag;
+    uint32_t total;
+    uint32_t received;
+    uint8_t *data;
+};
+
+struct ofi_held {
+    ofi_held_t *next;
+    uint16_t tag;
+    size_t length;
+    uint8_t data[];
+};
+
+struct ofi_rxbuf {
+    ofi_op_t op;
+    uint8_t *buf;
+    bool posted;
+};
+
 /* What this daemon knows of one other daemon on the fabric. */
 typedef struct ofi_peer {
     uint64_t dest;      /* its address in the address vector */
@@ -75,7 +127,8 @@ struct orte_overlay {
     orte_overlay_lost_cb_t lost_cb;
     void *lost_arg;
     /* the fabric path (overlay_ofi_path.c) */
-    ofi_peer_t *peers; /* by vpid */
+    ofi_peer_t *peers;      /* by vpid */
+    ofi_txmsg_t *abandoned; /* re-sent over tcp, fragments still posted */
     ofi_rxbuf_t *rxbufs;
     size_t frag_bytes; /* fragment size, header included */
     opal_event_t *cq_event;
@@ -127,6 +180,13 @@ bool overlay_ofi_tcp_arrived(orte_overlay_t *o, orte_vpid_t src, uint16_t tag, c
                              size_t length);
 /* Read completions and deliver what is complete. */
 void overlay_ofi_progress(orte_overlay_t *o);
+/* The loop's events on the completion queue, and when to poll it next. */
+void overlay_ofi_fd_event(int fd, short what, void *arg);
+void overlay_ofi_poll_event(int fd, short what, void *arg);
+void overlay_ofi_rearm(orte_overlay_t *o, bool active);
+void overlay_ofi_tx_free(orte_overlay_t *o, ofi_txmsg_t *m);
+/* Give a receive buffer (back) to the provider. */
+void overlay_ofi_rx_repost(orte_overlay_t *o, ofi_rxbuf_t *rb);
 /* Give a message to the user's callback for its tag (counted as dropped when none). */
 void overlay_ofi_deliver(orte_overlay_t *o, orte_vpid_t src, uint16_t tag, const void *data,
                          size_t length);

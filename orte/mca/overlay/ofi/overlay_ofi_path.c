@@ -23,57 +23,6 @@
 #include "orte/mca/overlay/ofi/overlay_ofi_internal.h"
 #include "orte/mca/wireup/base/base.h"
 
-enum { OFI_OP_RX = 1, OFI_OP_TX = 2 };
-
-/* What a completion's context leads back to. */
-typedef struct ofi_op {
-    overlay_ofi_ctx_t ctx; /* first: the address given to libfabric */
-    int kind;
-} ofi_op_t;
-
-typedef struct ofi_txfrag {
-    ofi_op_t op;
-    ofi_txmsg_t *msg;
-    uint8_t *wire; /* header and payload slice */
-    size_t length;
-    bool posted;
-    bool done;
-} ofi_txfrag_t;
-
-struct ofi_txmsg {
-    ofi_txmsg_t *next;
-    orte_vpid_t dst;
-    uint16_t tag;
-    uint32_t seq;
-    uint8_t *payload; /* whole, for a re-send over tcp */
-    size_t length;
-    unsigned nfrags, nposted, ndone;
-    bool abandoned; /* re-sent over tcp: free once its posted fragments completed */
-    ofi_txfrag_t frags[];
-};
-
-struct ofi_rxmsg {
-    ofi_rxmsg_t *next;
-    uint32_t seq;
-    uint16_t tag;
-    uint32_t total;
-    uint32_t received;
-    uint8_t *data;
-};
-
-struct ofi_held {
-    ofi_held_t *next;
-    uint16_t tag;
-    size_t length;
-    uint8_t data[];
-};
-
-struct ofi_rxbuf {
-    ofi_op_t op;
-    uint8_t *buf;
-    bool posted;
-};
-
 static void put16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t) (v >> 8);
@@ -131,7 +80,7 @@ static uint64_t now_us(void)
     return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-static void rearm(orte_overlay_t *o, bool active)
+void overlay_ofi_rearm(orte_overlay_t *o, bool active)
 {
     uint64_t now = now_us();
 
@@ -158,19 +107,19 @@ static void fabric_event(orte_overlay_t *o)
     overlay_ofi_enter(o);
     overlay_ofi_progress(o);
     if (!o->dying && fabric_usable(o)) {
-        rearm(o, before != o->count.msgs_recv + o->count.frags_done);
+        overlay_ofi_rearm(o, before != o->count.msgs_recv + o->count.frags_done);
     }
     (void) overlay_ofi_leave(o);
 }
 
-static void on_fabric_fd(int fd, short what, void *arg)
+void overlay_ofi_fd_event(int fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
     fabric_event(arg);
 }
 
-static void on_poll_timer(int fd, short what, void *arg)
+void overlay_ofi_poll_event(int fd, short what, void *arg)
 {
     orte_overlay_t *o = arg;
     (void) fd;
@@ -217,7 +166,7 @@ void overlay_ofi_send_hello(orte_overlay_t *o, orte_vpid_t peer)
                         peer);
 }
 
-static void tx_free(orte_overlay_t *o, ofi_txmsg_t *m)
+void overlay_ofi_tx_free(orte_overlay_t *o, ofi_txmsg_t *m)
 {
     for (unsigned i = 0; i < m->nfrags; ++i) {
         if (!m->frags[i].posted && !m->abandoned) {
@@ -227,6 +176,19 @@ static void tx_free(orte_overlay_t *o, ofi_txmsg_t *m)
     }
     free(m->payload);
     free(m);
+}
+
+/* A message taken off its peer's list: freed now, or kept until its posted fragments complete
+ * (or the path stops). */
+static void abandon(orte_overlay_t *o, ofi_txmsg_t *m)
+{
+    m->abandoned = true;
+    if (m->nposted == m->ndone) {
+        overlay_ofi_tx_free(o, m);
+        return;
+    }
+    m->next = o->abandoned;
+    o->abandoned = m;
 }
 
 /* The peer's messages not completed yet go over tcp, in order, and so does all that follows;
@@ -252,10 +214,7 @@ static void fall_back(orte_overlay_t *o, orte_vpid_t vpid, const char *why)
                 o->unposted--;
             }
         }
-        m->abandoned = true;
-        if (m->nposted == m->ndone) {
-            tx_free(o, m);
-        }
+        abandon(o, m);
     }
     p->tx_tail = &p->tx_head;
     o->count.resent_tcp += resent;
@@ -338,7 +297,7 @@ static ofi_txmsg_t *tx_new(orte_overlay_t *o, orte_vpid_t dst, uint16_t tag, uin
         if (NULL == (f->wire = malloc(f->length))) {
             m->nfrags = i;
             m->abandoned = true;
-            tx_free(o, m);
+            overlay_ofi_tx_free(o, m);
             return NULL;
         }
         f->wire[0] = OVERLAY_OFI_WIRE_VERSION;
@@ -387,7 +346,7 @@ int overlay_ofi_path_send(orte_overlay_t *o, orte_vpid_t dst, uint16_t tag, cons
                         "overlay ofi: daemon %u -> %u tag %u: %zu bytes over the fabric", o->vpid,
                         dst, tag, length);
     (void) tx_post(o, m);
-    rearm(o, true);
+    overlay_ofi_rearm(o, true);
     return HERD_SUCCESS;
 }
 
@@ -399,7 +358,7 @@ static void tx_reap(orte_overlay_t *o, ofi_peer_t *p)
         if (NULL == p->tx_head) {
             p->tx_tail = &p->tx_head;
         }
-        tx_free(o, m);
+        overlay_ofi_tx_free(o, m);
     }
 }
 
@@ -413,7 +372,14 @@ static void tx_complete(orte_overlay_t *o, ofi_txfrag_t *f, int error)
     o->count.frags_done++;
     if (m->abandoned) {
         if (m->ndone == m->nposted) {
-            tx_free(o, m);
+            ofi_txmsg_t **at = &o->abandoned;
+            while (NULL != *at && *at != m) {
+                at = &(*at)->next;
+            }
+            if (NULL != *at) {
+                *at = m->next;
+            }
+            overlay_ofi_tx_free(o, m);
         }
         return;
     }
@@ -549,7 +515,7 @@ static void rx_fragment(orte_overlay_t *o, const uint8_t *buf, size_t length)
     rx_deliver_ready(o, origin);
 }
 
-static void rx_repost(orte_overlay_t *o, ofi_rxbuf_t *rb)
+void overlay_ofi_rx_repost(orte_overlay_t *o, ofi_rxbuf_t *rb)
 {
     if (!rb->posted && HERD_SUCCESS == overlay_ofi_ops->post_recv(o->fabric, rb->buf, o->frag_bytes,
                                                                   &rb->op.ctx)) {
@@ -588,14 +554,14 @@ void overlay_ofi_progress(orte_overlay_t *o)
                                         o->vpid, strerror(c[i].error));
                 }
                 if (!o->dying) {
-                    rx_repost(o, rb);
+                    overlay_ofi_rx_repost(o, rb);
                 }
             }
         }
     }
     if (!o->dying && fabric_usable(o)) {
         for (int i = 0; i < OVERLAY_OFI_RECV_BUFFERS; ++i) {
-            rx_repost(o, &o->rxbufs[i]); /* ones the provider had no room for */
+            overlay_ofi_rx_repost(o, &o->rxbufs[i]); /* ones the provider had no room for */
         }
         if (o->unposted > 0) {
             tx_post_all(o);
@@ -628,10 +594,7 @@ static void peer_reset(orte_overlay_t *o, orte_vpid_t vpid)
                 o->unposted--;
             }
         }
-        m->abandoned = true;
-        if (m->nposted == m->ndone) {
-            tx_free(o, m);
-        }
+        abandon(o, m);
     }
     while (NULL != p->rx_list) {
         ofi_rxmsg_t *m = p->rx_list;
@@ -757,160 +720,4 @@ bool overlay_ofi_tcp_arrived(orte_overlay_t *o, orte_vpid_t src, uint16_t tag, c
     *p->held_tail = h;
     p->held_tail = &h->next;
     return false;
-}
-
-/* ---- start and stop ---- */
-
-/* RDM endpoints open in this process (a forked child starts from none). */
-static unsigned open_endpoints;
-static pid_t open_endpoints_pid;
-
-bool overlay_ofi_endpoint_slot(bool take)
-{
-    if (open_endpoints_pid != getpid()) {
-        open_endpoints_pid = getpid();
-        open_endpoints = 0;
-    }
-    if (open_endpoints >= OVERLAY_OFI_MAX_ENDPOINTS) {
-        return false;
-    }
-    open_endpoints += take ? 1 : 0;
-    return true;
-}
-
-static int rx_start(orte_overlay_t *o, char **reason)
-{
-    o->rxbufs = calloc(OVERLAY_OFI_RECV_BUFFERS, sizeof(*o->rxbufs));
-    if (NULL == o->rxbufs) {
-        *reason = strdup("out of memory");
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
-    for (int i = 0; i < OVERLAY_OFI_RECV_BUFFERS; ++i) {
-        ofi_rxbuf_t *rb = &o->rxbufs[i];
-        rb->op.kind = OFI_OP_RX;
-        if (NULL == (rb->buf = malloc(o->frag_bytes))) {
-            *reason = strdup("out of memory");
-            return HERD_ERR_OUT_OF_RESOURCE;
-        }
-        rx_repost(o, rb);
-        if (!rb->posted) {
-            *reason = strdup("fi_recv failed: the receive buffers could not be posted");
-            return HERD_ERR_NOT_AVAILABLE;
-        }
-    }
-    return HERD_SUCCESS;
-}
-
-static int events_start(orte_overlay_t *o, char **reason)
-{
-    int fd = overlay_ofi_ops->wait_fd(o->fabric);
-
-    if (NULL == o->base) {
-        return HERD_SUCCESS; /* a caller that drives progress itself (unit tests) */
-    }
-    if ((fd >= 0 &&
-         HERD_SUCCESS != opal_event_fd_create(o->base, fd, OPAL_EVENT_READ | OPAL_EVENT_PERSIST,
-                                              on_fabric_fd, o, &o->cq_event)) ||
-        HERD_SUCCESS != opal_event_timer_create(o->base, false, on_poll_timer, o, &o->poll_timer)) {
-        *reason = strdup("the completion queue could not be added to the event loop");
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
-    if (NULL != o->cq_event && HERD_SUCCESS != opal_event_add(o->cq_event, NULL)) {
-        *reason = strdup("the completion queue could not be added to the event loop");
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
-    rearm(o, false);
-    return HERD_SUCCESS;
-}
-
-int overlay_ofi_path_start(orte_overlay_t *o, char **reason)
-{
-    size_t max = overlay_ofi_ops->max_msg_size(o->fabric);
-    int rc;
-
-    *reason = NULL;
-    o->frag_bytes = max < OVERLAY_OFI_MAX_FRAGMENT ? max : OVERLAY_OFI_MAX_FRAGMENT;
-    if (o->frag_bytes < OVERLAY_OFI_HEADER_BYTES + 64) {
-        *reason = strdup("the provider's largest message is too small for a fragment");
-        return HERD_ERR_NOT_AVAILABLE;
-    }
-    if (NULL == (o->peers = calloc(o->num_daemons, sizeof(*o->peers)))) {
-        *reason = strdup("out of memory");
-        return HERD_ERR_OUT_OF_RESOURCE;
-    }
-    for (uint32_t v = 0; v < o->num_daemons; ++v) {
-        o->peers[v].tx_tail = &o->peers[v].tx_head;
-        o->peers[v].held_tail = &o->peers[v].held_head;
-    }
-    rc = rx_start(o, reason);
-    if (HERD_SUCCESS == rc) {
-        rc = events_start(o, reason);
-    }
-    if (HERD_SUCCESS == rc) {
-        opal_output_verbose(2, overlay_ofi_output(),
-                            "overlay ofi: daemon %u: fragments of %zu bytes, completions %s",
-                            o->vpid, o->frag_bytes,
-                            NULL != o->cq_event || NULL == o->base ? "on a wait descriptor"
-                                                                   : "polled on a timer");
-    }
-    return rc;
-}
-
-/* Everything the path holds; the fabric is closed (or left to the parent process) first, so
- * that nothing posted still points into it. */
-void overlay_ofi_path_stop(orte_overlay_t *o, bool close_fabric)
-{
-    if (NULL != o->peers) {
-        opal_output_verbose(
-            2, overlay_ofi_output(),
-            "overlay ofi: daemon %u sent %llu messages / %llu bytes over the "
-            "fabric, received %llu messages / %llu bytes; %llu collective "
-            "messages over tcp, %llu re-sent over tcp, %llu dropped",
-            o->vpid, (unsigned long long) o->count.msgs_sent,
-            (unsigned long long) o->count.bytes_sent, (unsigned long long) o->count.msgs_recv,
-            (unsigned long long) o->count.bytes_recv, (unsigned long long) o->count.coll_tcp,
-            (unsigned long long) o->count.resent_tcp, (unsigned long long) o->count.dropped);
-    }
-    if (NULL != o->cq_event) {
-        opal_event_free(o->cq_event);
-        o->cq_event = NULL;
-    }
-    if (NULL != o->poll_timer) {
-        opal_event_free(o->poll_timer);
-        o->poll_timer = NULL;
-    }
-    if (NULL != o->fabric && close_fabric) {
-        overlay_ofi_ops->close(o->fabric);
-        if (open_endpoints_pid == getpid() && open_endpoints > 0) {
-            open_endpoints--;
-        }
-    }
-    o->fabric = NULL;
-    for (uint32_t v = 0; NULL != o->peers && v < o->num_daemons; ++v) {
-        ofi_peer_t *p = &o->peers[v];
-        while (NULL != p->tx_head) {
-            ofi_txmsg_t *m = p->tx_head;
-            p->tx_head = m->next;
-            m->abandoned = true;
-            tx_free(o, m);
-        }
-        while (NULL != p->rx_list) {
-            ofi_rxmsg_t *m = p->rx_list;
-            p->rx_list = m->next;
-            free(m->data);
-            free(m);
-        }
-        while (NULL != p->held_head) {
-            ofi_held_t *h = p->held_head;
-            p->held_head = h->next;
-            free(h);
-        }
-    }
-    for (int i = 0; NULL != o->rxbufs && i < OVERLAY_OFI_RECV_BUFFERS; ++i) {
-        free(o->rxbufs[i].buf);
-    }
-    free(o->rxbufs);
-    free(o->peers);
-    o->rxbufs = NULL;
-    o->peers = NULL;
 }
