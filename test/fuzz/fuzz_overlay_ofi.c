@@ -82,7 +82,13 @@ static void tcp_set_lost(orte_overlay_t *o, orte_overlay_lost_cb_t cb, void *arg
 static void tcp_finalize(orte_overlay_t *o)
 {
 }
+static int tcp_listen(orte_overlay_t *o, char **uri)
+{
+    *uri = NULL;
+    return HERD_SUCCESS;
+}
 static const orte_overlay_module_t stub_tcp = {.init = tcp_init,
+                                               .listen = tcp_listen,
                                                .send = tcp_send,
                                                .register_recv = tcp_register,
                                                .set_lost_callback = tcp_set_lost,
@@ -241,7 +247,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     max_msg = OVERLAY_OFI_HEADER_BYTES + 64 + (size_t) data[0] * 4;
     rx_head = rx_tail = tx_head = tx_tail = 0;
     cq_len = 0;
+    char *uri = NULL;
     FUZZ_CHECK(HERD_SUCCESS == overlay_ofi_module.init(&config, &o));
+    FUZZ_CHECK(HERD_SUCCESS == overlay_ofi_module.listen(o, &uri)); /* opens the fabric */
     FUZZ_CHECK(NULL != o->fabric);
     for (uint16_t t = 32; t <= 36; ++t) {
         FUZZ_CHECK(HERD_SUCCESS == overlay_ofi_module.register_recv(o, t, on_msg, NULL));

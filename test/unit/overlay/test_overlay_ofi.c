@@ -100,6 +100,15 @@ static int stub_connect_parent(orte_overlay_t *o, const char *uri)
 {
     return HERD_SUCCESS;
 }
+static int stub_listen(orte_overlay_t *o, char **uri)
+{
+    *uri = strdup("tcp://192.0.2.3:1");
+    return HERD_SUCCESS;
+}
+static int stub_adopt_peer(orte_overlay_t *o, int fd, orte_vpid_t peer)
+{
+    return HERD_SUCCESS;
+}
 /* the stub tcp's callback for tag, as tcp would call it */
 static void tcp_deliver(orte_vpid_t src, uint16_t tag, const void *d, size_t n)
 {
@@ -119,6 +128,8 @@ static const orte_overlay_module_t stub_tcp = {
     .init = stub_init,
     .get_stats = stub_get_stats,
     .connect_parent = stub_connect_parent,
+    .listen = stub_listen,
+    .adopt_peer = stub_adopt_peer,
     .send = stub_send,
     .register_recv = stub_register_recv,
     .set_lost_callback = stub_set_lost,
@@ -255,6 +266,14 @@ const overlay_ofi_ops_t *overlay_ofi_ops = &stub_ops;
 static herd_test_capture_t capture;
 static const orte_overlay_config_t config = {.vpid = 3, .num_daemons = 8, .radix = 2};
 
+/* the endpoint goes onto the network: that is when it opens the fabric */
+static void go_online(orte_overlay_t *o)
+{
+    char *uri = NULL;
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.listen(o, &uri));
+    free(uri);
+}
+
 static int setup(void **state)
 {
     fabric_fails = false;
@@ -277,6 +296,9 @@ static void test_fabric_opened_and_closed_once(void **state)
     orte_overlay_t *o = NULL;
     herd_test_capture_start(&capture);
     assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o));
+    assert_int_equal(0, fabric_opens); /* not before it goes onto the network */
+    go_online(o);
+    go_online(o);
     char *err = herd_test_capture_stop(&capture);
     assert_non_null(strstr(err, "daemon 3 opened an RDM endpoint of provider stubprov"));
     free(err);
@@ -292,6 +314,7 @@ static void test_fallback_says_why(void **state)
     fabric_fails = true;
     herd_test_capture_start(&capture);
     assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o));
+    go_online(o);
     char *err = herd_test_capture_stop(&capture);
     assert_non_null(strstr(err, "daemon 3 falls back to tcp: fi_getinfo (an RDM endpoint) "
                                 "failed: No data available"));
@@ -378,6 +401,7 @@ static void test_forked_child_leaves_the_endpoint(void **state)
     orte_overlay_t *o = NULL;
     herd_test_capture_start(&capture);
     assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o));
+    go_online(o);
     free(herd_test_capture_stop(&capture));
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -419,6 +443,7 @@ static orte_overlay_t *open_endpoint(void)
     orte_overlay_t *o = NULL;
     herd_test_capture_start(&capture);
     assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o));
+    go_online(o);
     free(herd_test_capture_stop(&capture));
     assert_non_null(o->peers);
     ngot = 0;
@@ -483,6 +508,13 @@ static void test_address_exchange(void **state)
     assert_int_equal(2, stub_inner.sends);
     assert_int_equal(7, tcp_log[1].dst);
     assert_int_equal(OVERLAY_OFI_CTL_HELLO, tcp_log[1].data[1]);
+    /* a HELLO that asks for an answer (its sender had no fabric when ours came) gets one */
+    uint8_t again[14] = {1, OVERLAY_OFI_CTL_HELLO, 0, 6, 0, 0, 0, 1, 'a', 'd', 'd', 'r', '-', '1'};
+    tcp_deliver(1, ORTE_OVERLAY_TAG_COMPONENT, again, sizeof(again));
+    assert_int_equal(3, stub_inner.sends);
+    assert_int_equal(1, tcp_log[2].dst);
+    assert_int_equal(0, get32(tcp_log[2].data + 4)); /* it has ours: no answer asked */
+    stub_inner.sends = 2;
     /* a malformed HELLO puts nothing into the address vector */
     uint8_t bad[9] = {1, OVERLAY_OFI_CTL_HELLO, 0, 6, 0, 0, 0, 0, 'a'};
     tcp_deliver(5, ORTE_OVERLAY_TAG_COMPONENT, bad, sizeof(bad));
@@ -733,11 +765,13 @@ static void test_endpoints_per_process(void **state)
     for (unsigned i = 0; i < OVERLAY_OFI_MAX_ENDPOINTS; ++i) {
         herd_test_capture_start(&capture);
         assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o[i]));
+        go_online(o[i]);
         free(herd_test_capture_stop(&capture));
         assert_non_null(o[i]->fabric);
     }
     herd_test_capture_start(&capture);
     assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o[OVERLAY_OFI_MAX_ENDPOINTS]));
+    go_online(o[OVERLAY_OFI_MAX_ENDPOINTS]);
     char *err = herd_test_capture_stop(&capture);
     assert_non_null(strstr(err, "falls back to tcp: this process already has 4 RDM endpoints"));
     free(err);
@@ -748,9 +782,30 @@ static void test_endpoints_per_process(void **state)
     /* closed ones give their place back */
     herd_test_capture_start(&capture);
     assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o[0]));
+    go_online(o[0]);
     free(herd_test_capture_stop(&capture));
     assert_non_null(o[0]->fabric);
     overlay_ofi_module.finalize(o[0]);
+}
+
+/* an endpoint whose neighbours are socketpairs on its own host never opens the fabric */
+static void test_socketpairs_only_no_fabric(void **state)
+{
+    orte_overlay_t *o = NULL;
+    herd_test_capture_start(&capture);
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&config, &o));
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.adopt_peer(o, 5, 1));
+    free(herd_test_capture_stop(&capture));
+    assert_int_equal(0, fabric_opens);
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.send(o, 1, ORTE_GRPCOMM_TAG_BASE, "x", 1));
+    assert_int_equal(1, stub_inner.sends);
+    overlay_ofi_module.finalize(o);
+    /* nor one of a DVM of one daemon */
+    const orte_overlay_config_t alone = {.vpid = 0, .num_daemons = 1, .radix = 2};
+    assert_int_equal(HERD_SUCCESS, overlay_ofi_module.init(&alone, &o));
+    go_online(o);
+    assert_int_equal(0, fabric_opens);
+    overlay_ofi_module.finalize(o);
 }
 
 int main(void)
@@ -771,6 +826,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finalize_inside_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restarted_peer_starts_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_endpoints_per_process, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_socketpairs_only_no_fabric, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

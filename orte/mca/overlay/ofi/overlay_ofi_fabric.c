@@ -5,6 +5,7 @@
 #include "herd_config.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,14 +137,35 @@ static void signals_restore(const struct sigaction *saved)
 
 static int fabric_open_steps(const char *provider, overlay_ofi_fabric_t **fabric, char **reason);
 
+/* libfabric's tcp;ofi_rxm sizes its buffer pools for an application's traffic: ~90 MB per
+ * daemon at its defaults, for a few hundred small messages. Smaller ones while this process
+ * opens its endpoint, unless the user set them; taken out of the environment again so that
+ * what the daemon starts (session daemons, applications) does not inherit them. */
+static const char *const fabric_env[][2] = {
+    {"FI_OFI_RXM_BUFFER_SIZE", "1024"},
+    {"FI_OFI_RXM_MSG_RX_SIZE", "32"},
+    {"FI_OFI_RXM_MSG_TX_SIZE", "32"},
+};
+#define FABRIC_NENV (sizeof(fabric_env) / sizeof(fabric_env[0]))
+
 static int fabric_open(const char *provider, overlay_ofi_fabric_t **fabric, char **reason)
 {
     struct sigaction saved[FABRIC_NSIGNALS];
+    bool set[FABRIC_NENV];
     int rc;
 
+    for (size_t i = 0; i < FABRIC_NENV; ++i) {
+        set[i] =
+            NULL == getenv(fabric_env[i][0]) && 0 == setenv(fabric_env[i][0], fabric_env[i][1], 0);
+    }
     signals_save(saved);
     rc = fabric_open_steps(provider, fabric, reason);
     signals_restore(saved);
+    for (size_t i = 0; i < FABRIC_NENV; ++i) {
+        if (set[i]) {
+            (void) unsetenv(fabric_env[i][0]);
+        }
+    }
     return rc;
 }
 

@@ -139,8 +139,10 @@ struct orte_overlay {
     unsigned pending_sends;  /* fragments not yet completed */
     unsigned unposted;       /* fragments waiting for room in the provider */
     ofi_counters_t count;
-    unsigned depth; /* in a callback of ours */
-    bool dying;     /* finalize was called inside one: release on the way out */
+    bool online;     /* listened or connected: the fabric was opened (or tried) */
+    bool control_ok; /* the reserved tag is ours on tcp's endpoint */
+    unsigned depth;  /* in a callback of ours */
+    bool dying;      /* finalize was called inside one: release on the way out */
 };
 
 struct ofi_recv_reg {

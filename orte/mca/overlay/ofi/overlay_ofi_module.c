@@ -94,6 +94,11 @@ static void ofi_open_fabric(orte_overlay_t *o)
     char *reason = NULL;
     int rc;
 
+    if (o->num_daemons <= 1) {
+        opal_output_verbose(2, overlay_ofi_output(),
+                            "overlay ofi: daemon %u is alone: no fabric endpoint", o->vpid);
+        return;
+    }
     if (!overlay_ofi_endpoint_slot(false)) {
         opal_output_verbose(1, overlay_ofi_output(),
                             "overlay ofi: daemon %u falls back to tcp: this process already has "
@@ -143,26 +148,39 @@ static int ofi_init(const orte_overlay_config_t *config, orte_overlay_t **overla
     o->radix = config->radix;
     o->base = config->base;
     o->tcp->set_lost_callback(o->inner, ofi_lost_trampoline, o);
-    ofi_open_fabric(o);
-    if (NULL != o->fabric &&
-        HERD_SUCCESS != o->tcp->register_recv(o->inner, ORTE_OVERLAY_TAG_COMPONENT,
-                                              ofi_control_trampoline, o)) {
-        opal_output_verbose(1, overlay_ofi_output(),
-                            "overlay ofi: daemon %u falls back to tcp: its control tag is taken",
-                            o->vpid);
-        overlay_ofi_path_stop(o, true);
-    }
+    o->control_ok = HERD_SUCCESS == o->tcp->register_recv(o->inner, ORTE_OVERLAY_TAG_COMPONENT,
+                                                          ofi_control_trampoline, o);
     *overlay = o;
     return HERD_SUCCESS;
 }
 
+/* The fabric is opened when the endpoint goes onto the network (listens, or connects to a
+ * parent): one whose neighbours are all socketpairs on its own host (herdrun and its session
+ * daemon on one host) has no use for it. */
+static void ofi_go_online(orte_overlay_t *o)
+{
+    if (o->online) {
+        return;
+    }
+    o->online = true;
+    if (!o->control_ok) {
+        opal_output_verbose(1, overlay_ofi_output(),
+                            "overlay ofi: daemon %u falls back to tcp: its control tag is taken",
+                            o->vpid);
+        return;
+    }
+    ofi_open_fabric(o);
+}
+
 static int ofi_listen(orte_overlay_t *o, char **uri)
 {
+    ofi_go_online(o);
     return o->tcp->listen(o->inner, uri);
 }
 
 static int ofi_adopt_listener(orte_overlay_t *o, int fd, char **uri)
 {
+    ofi_go_online(o);
     return o->tcp->adopt_listener(o->inner, fd, uri);
 }
 
@@ -170,7 +188,10 @@ static int ofi_adopt_listener(orte_overlay_t *o, int fd, char **uri)
  * parent answers with its own. */
 static int ofi_connect_parent(orte_overlay_t *o, const char *uri)
 {
-    int rc = o->tcp->connect_parent(o->inner, uri);
+    int rc;
+
+    ofi_go_online(o);
+    rc = o->tcp->connect_parent(o->inner, uri);
 
     if (HERD_SUCCESS == rc && 0 != o->vpid && o->radix > 0) {
         overlay_ofi_send_hello(o, orte_radix_parent(o->vpid, o->radix));
@@ -284,7 +305,10 @@ static int ofi_route_around(orte_overlay_t *o, orte_vpid_t vpid)
 
 static int ofi_connect_ancestor(orte_overlay_t *o, orte_vpid_t ancestor, const char *uri)
 {
-    int rc = o->tcp->connect_ancestor(o->inner, ancestor, uri);
+    int rc;
+
+    ofi_go_online(o);
+    rc = o->tcp->connect_ancestor(o->inner, ancestor, uri);
 
     if (HERD_SUCCESS == rc) {
         overlay_ofi_send_hello(o, ancestor);

@@ -146,13 +146,14 @@ static void send_control(orte_overlay_t *o, orte_vpid_t peer, uint8_t kind, uint
                         OVERLAY_OFI_CTL_BYTES + alen);
 }
 
-void overlay_ofi_send_hello(orte_overlay_t *o, orte_vpid_t peer)
+/* value 1: "answer with yours" (I do not have it: it may have come while I had no fabric) */
+static void send_hello(orte_overlay_t *o, orte_vpid_t peer, bool again)
 {
     uint8_t addr[OVERLAY_OFI_MAX_ADDR];
     size_t alen = sizeof(addr);
 
     if (!fabric_usable(o) || peer >= o->num_daemons || peer == o->vpid ||
-        o->peers[peer].hello_sent) {
+        (o->peers[peer].hello_sent && !again)) {
         return;
     }
     if (HERD_SUCCESS != overlay_ofi_ops->getname(o->fabric, addr, &alen) || 0 == alen ||
@@ -160,10 +161,15 @@ void overlay_ofi_send_hello(orte_overlay_t *o, orte_vpid_t peer)
         return;
     }
     o->peers[peer].hello_sent = true;
-    send_control(o, peer, OVERLAY_OFI_CTL_HELLO, 0, addr, alen);
+    send_control(o, peer, OVERLAY_OFI_CTL_HELLO, o->peers[peer].addr_known ? 0 : 1, addr, alen);
     opal_output_verbose(5, overlay_ofi_output(),
                         "overlay ofi: daemon %u sent its fabric address to daemon %u", o->vpid,
                         peer);
+}
+
+void overlay_ofi_send_hello(orte_overlay_t *o, orte_vpid_t peer)
+{
+    send_hello(o, peer, false);
 }
 
 void overlay_ofi_tx_free(orte_overlay_t *o, ofi_txmsg_t *m)
@@ -614,7 +620,8 @@ static void peer_reset(orte_overlay_t *o, orte_vpid_t vpid)
                         o->vpid, vpid);
 }
 
-static void control_hello(orte_overlay_t *o, orte_vpid_t src, const uint8_t *addr, size_t alen)
+static void control_hello(orte_overlay_t *o, orte_vpid_t src, const uint8_t *addr, size_t alen,
+                          bool answer)
 {
     ofi_peer_t *p = &o->peers[src];
     uint64_t h = addr_hash(addr, alen);
@@ -636,7 +643,7 @@ static void control_hello(orte_overlay_t *o, orte_vpid_t src, const uint8_t *add
                             "overlay ofi: daemon %u has the fabric address of daemon %u", o->vpid,
                             src);
     }
-    overlay_ofi_send_hello(o, src);
+    send_hello(o, src, answer);
     rx_deliver_ready(o, src);
 }
 
@@ -685,7 +692,7 @@ void overlay_ofi_control(orte_overlay_t *o, orte_vpid_t src, const void *data, s
     alen = get16(d + 2);
     if (OVERLAY_OFI_CTL_HELLO == d[1] && alen > 0 && alen <= OVERLAY_OFI_MAX_ADDR &&
         length == OVERLAY_OFI_CTL_BYTES + alen) {
-        control_hello(o, src, d + OVERLAY_OFI_CTL_BYTES, alen);
+        control_hello(o, src, d + OVERLAY_OFI_CTL_BYTES, alen, 1 == get32(d + 4));
     } else if (OVERLAY_OFI_CTL_FALLBACK == d[1] && 0 == alen && length == OVERLAY_OFI_CTL_BYTES) {
         control_fallback(o, src, get32(d + 4));
     } else {
