@@ -135,8 +135,12 @@ seed_launch() {
 # Records (kind, source, 2-byte length, bytes): a HELLO from daemon 1, a whole fabric message
 # from it, a collective sent to it over the fabric and its completion.
 seed_overlay_ofi() {
-    printf '\000\005\001\000\000\000\000\025\000\001\001\000\100\000\000\000\001\000\000\000\000\000\000\000\001\000\000\000\000x\003\001\001\000\040\004\000\000\000' \
-        >"$1/hello-message-send"
+    {
+        printf '\000\005\001\000\000'
+        printf '\000\000\025\000\001\001\000\100\000\000\000\001'
+        printf '\000\000\000\000\000\000\000\001\000\000\000\000x'
+        printf '\003\001\001\000\040\004\000\000\000'
+    } >"$1/hello-message-send"
 }
 # The engine seeds are what a second engine sends the fuzzed one in a short conversation.
 seed_wireup() {

@@ -17,8 +17,8 @@ fabric_shm >"$WORK/fshm.before"
 
 # "S R": messages all the daemons sent and received over the fabric (their verbose 2 counters)
 fabric_counts() {
-    sed -n 's/.*overlay ofi: daemon [0-9]* sent \([0-9]*\) messages .*received \([0-9]*\) messages.*/\1 \2/p' \
-        "$ERR" | awk '{ s += $1; r += $2 } END { print s + 0, r + 0 }'
+    pattern='.*overlay ofi: daemon [0-9]* sent \([0-9]*\) messages .*received \([0-9]*\) messages.*'
+    sed -n "s/$pattern/\\1 \\2/p" "$ERR" | awk '{ s += $1; r += $2 } END { print s + 0, r + 0 }'
 }
 # expect_fabric WHAT [all]: messages went over the fabric and arrived (all: as many arrived
 # as were sent; not under herdrun, whose session daemons may end without their counters)
