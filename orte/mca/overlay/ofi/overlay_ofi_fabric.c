@@ -142,7 +142,7 @@ static int fabric_open_steps(const char *provider, overlay_ofi_fabric_t **fabric
  * opens its endpoint, unless the user set them; taken out of the environment again so that
  * what the daemon starts (session daemons, applications) does not inherit them. */
 static const char *const fabric_env[][2] = {
-    {"FI_OFI_RXM_BUFFER_SIZE", "1024"},
+    {"FI_OFI_RXM_BUFFER_SIZE", "4096"},
     {"FI_OFI_RXM_MSG_RX_SIZE", "32"},
     {"FI_OFI_RXM_MSG_TX_SIZE", "32"},
 };
