@@ -182,6 +182,14 @@ OPAL_EXPORT void opal_mca_framework_close(opal_mca_framework_t *fw);
 
 /* The selected module of a single-select framework, or NULL. */
 OPAL_EXPORT void *opal_mca_framework_module(const opal_mca_framework_t *fw);
+/* The module that component `name` of the open framework fw offers, whether or not the
+ * selection picked it or even kept it: for a component that builds on another one of its
+ * framework (an overlay that wraps the tcp overlay's connections). A component not opened
+ * yet is loaded (when deferred) and opened here; the framework's close closes it.
+ * HERD_ERR_NOT_FOUND when no such component is found, or it is not available here (its open
+ * or query declined); HERD_ERR_BAD_PARAM when fw is not open. */
+OPAL_EXPORT int opal_mca_framework_component_module(opal_mca_framework_t *fw, const char *name,
+                                                    void **module);
 
 /* Parse a selection string ("a,b", "^a,b", "" or NULL) against the known component names.
  * On success *exclude tells which form it was and *names is a NULL-terminated argv (NULL for no

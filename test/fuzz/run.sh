@@ -8,11 +8,13 @@
 #   launch       launch message, process record, node inventory, inventories-by-kind, a
 #                subtree's map reports, relocation and rejoin message decoders (orte/runtime)
 #   wireup       native client frames, PMI-1 commands and mapping, session daemons' wireup messages
+#   overlay_ofi  the ofi overlay's fabric fragments, control messages and fallbacks (its fabric
+#                path over a stub provider)
 # Exits non-zero if a fuzzer finds a crash, leak or broken invariant, keeping the reproducer.
 # HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang.
 set -eu
 
-all_harnesses="buffer hostfile slurm_list launch wireup"
+all_harnesses="buffer hostfile slurm_list launch wireup overlay_ofi"
 
 usage() {
     echo "usage: $0 [SECONDS [HARNESS...]]   (harnesses: $all_harnesses)" >&2
@@ -54,6 +56,7 @@ opal_util="$top/opal/util/show_help.c $top/opal/util/install_dirs.c $top/opal/ut
     $top/opal/util/error.c"
 ras_base="$top/orte/mca/ras/base"
 wireup_base="$top/orte/mca/wireup/base"
+ofi="$top/orte/mca/overlay/ofi"
 # the wireup engine: dispatch and life cycle, then one file per service
 wireup_engine="$wireup_base/wireup_base_engine.c $wireup_base/wireup_base_complete.c
     $wireup_base/wireup_base_kv.c $wireup_base/wireup_base_modex.c
@@ -86,6 +89,10 @@ harness_sources() {
                 "$grpcomm/base/grpcomm_base_lost.c" \
                 "$grpcomm/tree/grpcomm_tree_module.c $top/orte/util/radix.c" \
                 "$top/opal/event/event.c $top/opal/dss/buffer.c $opal_util"
+            ;;
+        overlay_ofi)
+            echo "$ofi/overlay_ofi_module.c $ofi/overlay_ofi_path.c $ofi/overlay_ofi_start.c" \
+                "$top/orte/util/radix.c $opal_util"
             ;;
     esac
 }
@@ -126,6 +133,16 @@ seed_slurm_list() {
 # Binary messages: the harness writes them with the real encoders, so they follow the formats.
 seed_launch() {
     HERD_FUZZ_LAUNCH_SEEDS=$1 "$work/fuzz_launch" -runs=0 >/dev/null 2>&1
+}
+# Records (kind, source, 2-byte length, bytes): a HELLO from daemon 1, a whole fabric message
+# from it, a collective sent to it over the fabric and its completion.
+seed_overlay_ofi() {
+    {
+        printf '\000\005\001\000\000'
+        printf '\000\000\025\000\001\001\000\100\000\000\000\001'
+        printf '\000\000\000\000\000\000\000\001\000\000\000\000x'
+        printf '\003\001\001\000\040\004\000\000\000'
+    } >"$1/hello-message-send"
 }
 # The engine seeds are what a second engine sends the fuzzed one in a short conversation.
 seed_wireup() {

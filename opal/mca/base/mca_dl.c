@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,28 @@ static bool dl_shared_object(const char *path, char *so, size_t size)
     return 0 == access(so, F_OK);
 }
 
+static int dl_open(const char *path, void **handle, char **filename, char **error);
+
+/* Signals a library may take over when it is loaded (libinfinipath, under libfabric, installs
+ * handlers that exit(1) on SIGTERM): the process's own handling of them stays. */
+static const int dl_signals[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGSEGV,
+                                 SIGBUS, SIGILL,  SIGABRT, SIGFPE,  SIGCHLD};
+#define DL_NSIGNALS (sizeof(dl_signals) / sizeof(dl_signals[0]))
+
 int opal_mca_dl_open(const char *path, void **handle, char **filename, char **error)
+{
+    struct sigaction saved[DL_NSIGNALS];
+    for (size_t i = 0; i < DL_NSIGNALS; ++i) {
+        (void) sigaction(dl_signals[i], NULL, &saved[i]);
+    }
+    int rc = dl_open(path, handle, filename, error);
+    for (size_t i = 0; i < DL_NSIGNALS; ++i) {
+        (void) sigaction(dl_signals[i], &saved[i], NULL);
+    }
+    return rc;
+}
+
+static int dl_open(const char *path, void **handle, char **filename, char **error)
 {
     char so[4096];
     void *resolved = NULL;

@@ -704,6 +704,81 @@ void *opal_mca_framework_module(const opal_mca_framework_t *fw)
     return fw->num_selected > 0 ? fw->selected[0]->module : NULL;
 }
 
+/* Load the deferred component called name (its entry is appended to fw->components, which
+ * may move: fw->selected is pointed at the moved entries again). NULL: none, or refused. */
+static opal_mca_component_entry_t *load_by_name(opal_mca_framework_t *fw, const char *name)
+{
+    for (size_t i = 0; i < fw->num_deferred; ++i) {
+        if (0 != strcmp(fw->deferred[i].name, name)) {
+            continue;
+        }
+        const opal_mca_component_t **was = NULL;
+        if (fw->num_selected > 0) {
+            was = malloc(fw->num_selected * sizeof(*was));
+            if (NULL == was) {
+                return NULL;
+            }
+            for (size_t k = 0; k < fw->num_selected; ++k) {
+                was[k] = fw->selected[k]->component;
+            }
+        }
+        opal_mca_component_entry_t *loaded = NULL;
+        /* no selection names: opened whatever the selection says, as the caller asked for it */
+        int rc = load_one(fw, i, NULL, false, &loaded);
+        const opal_mca_component_t *want = NULL != loaded ? loaded->component : NULL;
+        for (size_t k = 0; k < fw->num_selected; ++k) {
+            for (size_t j = 0; j < fw->num_components; ++j) {
+                if (fw->components[j].component == was[k]) {
+                    fw->selected[k] = &fw->components[j];
+                }
+            }
+        }
+        free(was);
+        if (HERD_SUCCESS != rc || NULL == want) {
+            return NULL;
+        }
+        for (size_t j = 0; j < fw->num_components; ++j) {
+            if (fw->components[j].component == want) {
+                return &fw->components[j];
+            }
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+int opal_mca_framework_component_module(opal_mca_framework_t *fw, const char *name, void **module)
+{
+    if (!fw->opened || NULL == name) {
+        return HERD_ERR_BAD_PARAM;
+    }
+    opal_mca_component_entry_t *entry = NULL;
+    for (size_t i = 0; i < fw->num_components && NULL == entry; ++i) {
+        if (0 == strcmp(fw->components[i].component->name, name)) {
+            entry = &fw->components[i];
+        }
+    }
+    if (NULL == entry) {
+        entry = load_by_name(fw, name);
+    }
+    if (NULL == entry) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    if (entry->offered) {
+        *module = entry->module;
+        return HERD_SUCCESS;
+    }
+    if (!entry->opened) {
+        open_entry(fw, entry);
+    }
+    /* one the selection did not keep is queried (and closed again if it declines) */
+    if (!entry->opened || HERD_SUCCESS != query_entry(fw, entry)) {
+        return HERD_ERR_NOT_FOUND;
+    }
+    *module = entry->module;
+    return HERD_SUCCESS;
+}
+
 void opal_mca_framework_close(opal_mca_framework_t *fw)
 {
     if (!fw->registered) {

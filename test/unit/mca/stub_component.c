@@ -41,6 +41,19 @@ static int stub_register(const opal_mca_component_t *component)
     return rc < 0 ? rc : HERD_SUCCESS;
 }
 
+#ifdef STUB_TAKES_SIGNALS
+#include <signal.h>
+static void stub_on_term(int signo)
+{
+    (void) signo;
+}
+/* as some libraries do when they are loaded (libinfinipath under libfabric): take SIGTERM */
+__attribute__((constructor)) static void stub_take_signals(void)
+{
+    (void) signal(SIGTERM, stub_on_term);
+}
+#endif
+
 #ifdef STUB_UNDEFINED
 /* Exists nowhere: dlopen() must refuse this DSO, and the loader must say why. */
 extern int herd_stub_symbol_that_does_not_exist(void);

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,10 +75,17 @@ static bool has_component(const char *name, bool *is_static)
 static void test_find_static_and_dso(void **state)
 {
     bool is_static = false;
+    struct sigaction mine = {.sa_handler = SIG_IGN}, old, now;
+    sigemptyset(&mine.sa_mask);
+    sigaction(SIGTERM, &mine, &old);
     herd_test_capture_start(&stderr_capture);
     int rc = opal_mca_framework_register(&stub_framework);
     char *err = herd_test_capture_stop(&stderr_capture);
     assert_int_equal(HERD_SUCCESS, rc);
+    /* gamma's DSO takes SIGTERM when loaded; the loader gives it back */
+    sigaction(SIGTERM, NULL, &now);
+    sigaction(SIGTERM, &old, NULL);
+    assert_true(SIG_IGN == now.sa_handler);
     /* alpha, beta, gamma, delta; badabi, badiface, wrongsym, wrongname refused */
     assert_int_equal(4, stub_framework.num_components);
     assert_true(has_component("alpha", &is_static));
@@ -345,6 +353,41 @@ static void test_open_select_pairs_with_close(void **state)
     assert_false(stub_framework.registered);
 }
 
+/* A component asks for a sibling's module: the winner's is the selected one; a loser, or one
+ * the selection left out, is opened and queried; one that declines, or no such name, is not
+ * found. */
+static void test_component_module_of_sibling(void **state)
+{
+    void *module = NULL;
+
+    setenv("HERD_MCA_stub", "beta", 1);
+    herd_test_capture_start(&stderr_capture);
+    assert_int_equal(HERD_SUCCESS, opal_mca_framework_select(&stub_framework));
+    free(herd_test_capture_stop(&stderr_capture));
+    assert_string_equal("beta", winner());
+    assert_int_equal(HERD_SUCCESS,
+                     opal_mca_framework_component_module(&stub_framework, "beta", &module));
+    assert_ptr_equal(opal_mca_framework_module(&stub_framework), module);
+    module = NULL;
+    assert_int_equal(HERD_SUCCESS,
+                     opal_mca_framework_component_module(&stub_framework, "alpha", &module));
+    assert_non_null(module);
+    assert_string_equal("alpha", ((stub_module_t *) module)->name);
+    /* the winner is still the winner */
+    assert_string_equal("beta", winner());
+    assert_int_equal(HERD_ERR_NOT_FOUND,
+                     opal_mca_framework_component_module(&stub_framework, "delta", &module));
+    assert_int_equal(HERD_ERR_NOT_FOUND,
+                     opal_mca_framework_component_module(&stub_framework, "nosuch", &module));
+}
+
+static void test_component_module_needs_open_framework(void **state)
+{
+    void *module = NULL;
+    assert_int_equal(HERD_ERR_BAD_PARAM,
+                     opal_mca_framework_component_module(&stub_framework, "alpha", &module));
+}
+
 /* ---- Deferred loading: a framework given configure's hints for beta and gamma (both DSOs,
  * priority 20; gamma says it is available only with HERD_TEST_GAMMA set) and for alpha (static,
  * so the hint is moot). ---- */
@@ -511,6 +554,25 @@ static void test_defer_multi_select_loads_available(void **state)
     assert_true(is_deferred("gamma"));
 }
 
+/* A deferred DSO asked for by name is loaded, and the selection (pointers into the moved
+ * component table) still holds. */
+static void test_defer_component_module_loads_it(void **state)
+{
+    void *module = NULL;
+
+    setenv("HERD_MCA_stub", "alpha,beta", 1);
+    assert_int_equal(HERD_SUCCESS, hinted_select());
+    assert_string_equal("beta", hinted_winner());
+    assert_false(is_loaded("gamma"));
+    herd_test_capture_start(&stderr_capture);
+    int rc = opal_mca_framework_component_module(&hinted_framework, "gamma", &module);
+    free(herd_test_capture_stop(&stderr_capture));
+    assert_int_equal(HERD_SUCCESS, rc);
+    assert_true(is_loaded("gamma"));
+    assert_string_equal("gamma", ((stub_module_t *) module)->name);
+    assert_string_equal("beta", hinted_winner());
+}
+
 static void test_defer_off(void **state)
 {
     opal_mca_set_defer(false);
@@ -559,6 +621,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unload_and_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_register_base_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_select_pairs_with_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_component_module_of_sibling, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_component_module_needs_open_framework, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_defer_register_loads_no_hinted_dso, setup,
                                         hinted_teardown),
         cmocka_unit_test_setup_teardown(test_defer_loads_only_what_can_win, setup, hinted_teardown),
@@ -577,6 +642,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defer_multi_select_loads_available, setup,
                                         hinted_teardown),
         cmocka_unit_test_setup_teardown(test_defer_off, setup, hinted_teardown),
+        cmocka_unit_test_setup_teardown(test_defer_component_module_loads_it, setup,
+                                        hinted_teardown),
         cmocka_unit_test_setup_teardown(test_var_set_under_and_unknown_under, setup,
                                         hinted_teardown),
     };
