@@ -321,8 +321,8 @@ if [ "$MODE" = all ]; then
     stage "make distcheck (unit tests + smoke test)" distcheck ""
     stage "make distcheck (static components; builds, installs, no test run)" \
         distcheck_build_only "--enable-static-components"
-    # the harnesses of run.sh, 15 s each
-    stage "fuzz smoke: buffers, hostfile, Slurm lists, launch messages, wireup messages (15 s each)" \
+    # the harnesses of run.sh, 15 s each, one per CPU at a time
+    stage "fuzz smoke: buffers, hostfile, Slurm lists, launch and wireup messages, ofi overlay (15 s each)" \
         sh test/fuzz/run.sh 15
     stage "fuzz smoke: overlay frames (20 s)" sh test/fuzz/run_overlay.sh 20
     stage "nothing left behind at the end" nothing_left

@@ -11,7 +11,8 @@
 #   overlay_ofi  the ofi overlay's fabric fragments, control messages and fallbacks (its fabric
 #                path over a stub provider)
 # Exits non-zero if a fuzzer finds a crash, leak or broken invariant, keeping the reproducer.
-# HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang.
+# HERD_FUZZ_WORKDIR keeps the binaries, corpora and crash files there across runs; CC picks clang;
+# HERD_FUZZ_JOBS says how many harnesses run at once (default: one per CPU).
 set -eu
 
 all_harnesses="buffer hostfile slurm_list launch wireup overlay_ofi"
@@ -169,12 +170,12 @@ run_harness() {
         -DHERD_PKGDATADIR="\"$ras_base\"" -DORTE_RAS_MAX_NODES=4096u \
         -DHERD_PREFIX_DIR="\"/nonexistent\"" -DHERD_LIBDIR="\"/nonexistent/lib\"" \
         -DHERD_PKGLIBDIR="\"/nonexistent/lib/herd\"" -DHERD_SYSCONFDIR="\"/nonexistent/etc\"" \
-        "$top/test/fuzz/fuzz_$name.c" $sources $libs -lpthread -o "$work/fuzz_$name"
+        "$top/test/fuzz/fuzz_$name.c" $sources $libs -lpthread -o "$work/fuzz_$name" || return 1
 
     extra=
     if [ "$name" != buffer ]; then
         if [ -z "$(ls -A "$corpus")" ]; then
-            "seed_$name" "$corpus"
+            "seed_$name" "$corpus" || return 1
         fi
         # inputs that once failed are part of every run
         if [ -d "$top/test/fuzz/regressions/$name" ]; then
@@ -195,15 +196,44 @@ run_harness() {
         -artifact_prefix="$artifacts" $extra "$corpus" || status=$?
     if [ "$status" -ne 0 ]; then
         echo "fuzz_$name failed (exit $status); reproducer and binary kept in $work" >&2
-        failed="$failed $name"
-        last_status=$status
+        return "$status"
     fi
 }
 
+# run_logged NAME: one harness, what it says in $work/NAME.log, its status in $work/NAME.status
+run_logged() {
+    status=0
+    run_harness "$1" >"$work/$1.log" 2>&1 || status=$?
+    echo "$status" >"$work/$1.status"
+}
+
+# Each harness is one process fuzzing for SECONDS: they run HERD_FUZZ_JOBS at a time (default
+# one per CPU), so that on 2 cores the harnesses take half the time they took one after another.
+# What each says is printed whole once it ended, in the order given.
+jobs=${HERD_FUZZ_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+case $jobs in
+    '' | *[!0-9]* | 0) jobs=1 ;;
+esac
 failed=
 last_status=0
-for harness in $harnesses; do
-    run_harness "$harness"
+# shellcheck disable=SC2086 # the list is meant to split
+set -- $harnesses
+while [ $# -gt 0 ]; do
+    batch=
+    while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$jobs" ]; do
+        run_logged "$1" &
+        batch="$batch $1"
+        shift
+    done
+    wait
+    for name in $batch; do
+        cat "$work/$name.log"
+        status=$(cat "$work/$name.status")
+        if [ "$status" -ne 0 ]; then
+            failed="$failed $name"
+            last_status=$status
+        fi
+    done
 done
 
 if [ -n "$failed" ]; then
