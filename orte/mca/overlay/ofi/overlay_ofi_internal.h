@@ -187,6 +187,8 @@ void overlay_ofi_fd_event(int fd, short what, void *arg);
 void overlay_ofi_poll_event(int fd, short what, void *arg);
 void overlay_ofi_rearm(orte_overlay_t *o, bool active);
 void overlay_ofi_tx_free(orte_overlay_t *o, ofi_txmsg_t *m);
+/* Free what peer P sent that is not delivered yet (partial messages, held tcp messages). */
+void overlay_ofi_peer_drop_received(ofi_peer_t *p);
 /* Give a receive buffer (back) to the provider. */
 void overlay_ofi_rx_repost(orte_overlay_t *o, ofi_rxbuf_t *rb);
 /* Give a message to the user's callback for its tag (counted as dropped when none). */

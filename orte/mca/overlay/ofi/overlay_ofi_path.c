@@ -586,6 +586,22 @@ static uint64_t addr_hash(const uint8_t *addr, size_t alen)
     return h;
 }
 
+void overlay_ofi_peer_drop_received(ofi_peer_t *p)
+{
+    while (NULL != p->rx_list) {
+        ofi_rxmsg_t *m = p->rx_list;
+        p->rx_list = m->next;
+        free(m->data);
+        free(m);
+    }
+    while (NULL != p->held_head) {
+        ofi_held_t *h = p->held_head;
+        p->held_head = h->next;
+        free(h);
+    }
+    p->held_tail = &p->held_head;
+}
+
 /* A daemon that came back (a new process under the same vpid) starts from nothing: what was
  * in flight to or from the old one is dropped, numbering starts again, HELLOs again. */
 static void peer_reset(orte_overlay_t *o, orte_vpid_t vpid)
@@ -602,17 +618,7 @@ static void peer_reset(orte_overlay_t *o, orte_vpid_t vpid)
         }
         abandon(o, m);
     }
-    while (NULL != p->rx_list) {
-        ofi_rxmsg_t *m = p->rx_list;
-        p->rx_list = m->next;
-        free(m->data);
-        free(m);
-    }
-    while (NULL != p->held_head) {
-        ofi_held_t *h = p->held_head;
-        p->held_head = h->next;
-        free(h);
-    }
+    overlay_ofi_peer_drop_received(p);
     *p = (ofi_peer_t){.tx_tail = &p->tx_head, .held_tail = &p->held_head};
     opal_output_verbose(1, overlay_ofi_output(),
                         "overlay ofi: daemon %u: daemon %u has a new fabric address (it "

@@ -145,17 +145,7 @@ void overlay_ofi_path_stop(orte_overlay_t *o, bool close_fabric)
             m->abandoned = true;
             overlay_ofi_tx_free(o, m);
         }
-        while (NULL != p->rx_list) {
-            ofi_rxmsg_t *m = p->rx_list;
-            p->rx_list = m->next;
-            free(m->data);
-            free(m);
-        }
-        while (NULL != p->held_head) {
-            ofi_held_t *h = p->held_head;
-            p->held_head = h->next;
-            free(h);
-        }
+        overlay_ofi_peer_drop_received(p);
     }
     while (NULL != o->abandoned) {
         ofi_txmsg_t *m = o->abandoned;
