@@ -73,6 +73,12 @@ dvm_up $SIM 4
     'while [ ! -e "$1" ]; do sleep 0.1; done; echo other done' sh "$WORK/other.go" \
     </dev/null >"$WORK/other.out" 2>"$WORK/other.err" &
 other_pid=$!
+# it runs before the next job is submitted, so that it is job 1 and the next job 2 (herd-ps below)
+other_runs() {
+    "$HERD_BIN/herd-ps/herd-ps" --dvm-uri "$uri" --procs 1 --parsable 2>/dev/null |
+        grep -q 'state:running'
+}
+wait_for 20 other_runs || fail "the job on the fourth node runs"
 reset_counters
 herdrun_bg --dvm-uri "$uri" -x COUNTERS="$WORK/counters" $RESTART --host sim0001,sim0002,sim0003 \
     -x WHERE="$HERD_BUILDDIR/test/programs/herd_where" -x HOLD="$WORK/hold" -n 3 --map-by node \
