@@ -1942,6 +1942,22 @@ static bool tree_all_up(void *arg)
     return true;
 }
 
+/* n daemons of a radix tree, each connected to its parent; returns once every link is up. */
+static void tree_start(node_t **nodes, uint32_t n, uint32_t radix)
+{
+    tree_wait_t wait = {.nodes = nodes, .n = n, .expected = radix};
+
+    for (uint32_t v = 0; v < n; v++) {
+        nodes[v] = node_new(v, n, radix);
+    }
+    for (uint32_t v = 1; v < n; v++) {
+        assert_int_equal(
+            module->connect_parent(nodes[v]->overlay, nodes[orte_radix_parent(v, radix)]->uri),
+            HERD_SUCCESS);
+    }
+    run_until(nodes, n, tree_all_up, &wait, "every daemon to connect");
+}
+
 /* Payload of the message from src to dst in round: its identity, then a pattern. */
 static size_t tree_payload(uint32_t src, uint32_t dst, uint32_t round, uint8_t *out)
 {
@@ -2121,17 +2137,7 @@ static void test_route_around_lost(void **state)
     node_t *live[13];
     orte_vpid_t live_vpids[13];
     size_t num_live = 0;
-    tree_wait_t wait = {.nodes = nodes, .n = n, .expected = radix};
-
-    for (uint32_t v = 0; v < n; v++) {
-        nodes[v] = node_new(v, n, radix);
-    }
-    for (uint32_t v = 1; v < n; v++) {
-        assert_int_equal(
-            module->connect_parent(nodes[v]->overlay, nodes[orte_radix_parent(v, radix)]->uri),
-            HERD_SUCCESS);
-    }
-    run_until(nodes, n, tree_all_up, &wait, "every daemon to connect");
+    tree_start(nodes, n, radix);
     node_free(nodes[1]); /* killed: its sockets close */
     nodes[1] = NULL;
     for (uint32_t v = 0; v < n; v++) {
@@ -2200,17 +2206,7 @@ static void test_route_to_rejoined(void **state)
 {
     const uint32_t n = 13, radix = 3;
     node_t *nodes[13];
-    tree_wait_t wait = {.nodes = nodes, .n = n, .expected = radix};
-
-    for (uint32_t v = 0; v < n; v++) {
-        nodes[v] = node_new(v, n, radix);
-    }
-    for (uint32_t v = 1; v < n; v++) {
-        assert_int_equal(
-            module->connect_parent(nodes[v]->overlay, nodes[orte_radix_parent(v, radix)]->uri),
-            HERD_SUCCESS);
-    }
-    run_until(nodes, n, tree_all_up, &wait, "every daemon to connect");
+    tree_start(nodes, n, radix);
     node_free(nodes[1]);
     nodes[1] = NULL;
     node_t *live[13];
