@@ -20,67 +20,7 @@
 #include "orte/mca/iof/default/iof_default.h"
 
 /* Bytes an attached tool may fall behind before it is dropped, in windows. */
-#define IOF_ATTACH_WINDOWS 16u
-
-/* Something waiting to be written to an output, and whose acknowledgement it releases. */
-typedef struct item {
-    struct item *next;
-    size_t len;
-    size_t off;
-    bool ack; /* send an ACK for (vpid, rank, stream, end) once written */
-    orte_vpid_t vpid;
-    uint32_t rank;
-    uint8_t stream;
-    uint64_t end;
-    uint8_t data[];
-} item_t;
-
-typedef struct output {
-    orte_iof_sink_t *sink;
-    int fd;
-    bool own_fd;   /* a non-blocking description of our own, closed at the end */
-    bool blocking; /* the fd is shared with others (a file, a socket): written in full */
-    bool broken;   /* its reader is gone: what comes is dropped */
-    opal_event_t *event;
-    bool watching;
-    item_t *head;
-    item_t *tail;
-    size_t queued;
-    struct output *next; /* attached tools */
-} output_t;
-
-/* What the sink knows about one rank's streams. */
-typedef struct rank_state {
-    uint32_t rank;
-    uint64_t expect[2]; /* next offset of stdout, stderr */
-    int file[2];        /* DIR/rank.N/stdout, stderr (-1: not open) */
-    bool file_failed[2]; /* could not be opened: not tried again */
-    bool ended[2];      /* its end came: anything more is a repeat */
-    bool file_used[2];  /* opened before (a restarted rank appends to its files) */
-} rank_state_t;
-
-struct orte_iof_sink {
-    orte_iof_sink_config_t config;
-    size_t window;
-    output_t out[2]; /* stdout, stderr */
-    output_t *tools;
-    iof_table_t ranks; /* rank_state_t by rank */
-    bool gap_reported;
-    bool file_error_reported;
-    uint8_t *scratch; /* formatted (tagged) output */
-    size_t scratch_cap;
-    /* stdin */
-    bool *ready;  /* by vpid: holds a target */
-    bool *closed; /* by vpid: takes no more */
-    uint64_t *acked;
-    uint32_t num_ready;
-    bool reading;  /* stdin read armed */
-    bool in_done;  /* EOF seen, or no target left */
-    bool in_poll;  /* stdin cannot be watched (a file): read on a timer */
-    opal_event_t *in_event;
-    bool in_watching;
-    uint64_t in_sent;
-};
+#include "orte/mca/iof/default/iof_default_sink_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* per-rank state */
@@ -403,8 +343,7 @@ static void to_tools(orte_iof_sink_t *sink, uint32_t rank, uint8_t stream,
         if (o->queued > IOF_ATTACH_WINDOWS * sink->window) {
             /* too slow: the job does not wait for a tool */
             opal_output_verbose(1, orte_iof_base_framework.output,
-                                "iof: an attached tool fell %zu bytes behind: detached",
-                                o->queued);
+                                "iof: an attached tool fell %zu bytes behind: detached", o->queued);
             drop_tool(o);
             continue;
         }
@@ -559,8 +498,7 @@ static size_t format_lines(orte_iof_sink_t *sink, uint32_t rank, uint8_t stream,
     return at;
 }
 
-static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov,
-                     int iovcnt)
+static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov, int iovcnt)
 {
     iof_msg_t msg;
     if (!iof_msg_split(iov, iovcnt, IOF_DATA_HEADER, &msg)) {
@@ -653,8 +591,8 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
         !(sink->config.flags & ORTE_IOF_FLAG_NOCOPY)) {
         output_t *o = &sink->out[stream - 1];
         item_t ack = {.ack = true, .vpid = from, .rank = rank, .stream = stream, .end = end};
-        bool tagged = NULL != r && 0 != (sink->config.flags &
-                                         (ORTE_IOF_FLAG_TAG | ORTE_IOF_FLAG_TIMESTAMP));
+        bool tagged =
+            NULL != r && 0 != (sink->config.flags & (ORTE_IOF_FLAG_TAG | ORTE_IOF_FLAG_TIMESTAMP));
         if (tagged && len > 0) {
             size_t flen = format_lines(sink, rank, stream, when, payload, n, len);
             struct iovec one = {.iov_base = sink->scratch, .iov_len = flen};
@@ -665,215 +603,6 @@ static int recv_data(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec
     }
     if (written) {
         send_ack(sink, from, rank, stream, end);
-    }
-    return HERD_SUCCESS;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* stdin */
-
-static void in_arm(orte_iof_sink_t *sink, bool on);
-
-/* The smallest window left among the targets. */
-static size_t in_budget(const orte_iof_sink_t *sink)
-{
-    size_t room = sink->window;
-    bool any = false;
-    for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
-        if (sink->ready[v] && !sink->closed[v]) {
-            uint64_t in_flight = sink->in_sent - sink->acked[v];
-            size_t left = in_flight >= sink->window ? 0 : sink->window - (size_t) in_flight;
-            room = left < room ? left : room;
-            any = true;
-        }
-    }
-    return any ? room : 0;
-}
-
-static bool in_anyone(const orte_iof_sink_t *sink)
-{
-    for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
-        if (sink->ready[v] && !sink->closed[v]) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static void in_send(orte_iof_sink_t *sink, const uint8_t *data, size_t len, bool eof)
-{
-    uint8_t header[IOF_STDIN_HEADER];
-    struct iovec iov[2] = {{.iov_base = header, .iov_len = sizeof(header)},
-                           {.iov_base = (void *) data, .iov_len = len}};
-    iof_put_u32(header, (uint32_t) sink->config.stdin_target);
-    header[4] = eof ? IOF_STDIN_EOF : 0;
-    iof_put_u64(header + 5, sink->in_sent);
-    /* counted before sending: a source in this process may answer within the send */
-    sink->in_sent += len;
-    for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
-        if (sink->ready[v] && !sink->closed[v]) {
-            sink->config.transport.send(sink->config.transport.ctx, v, ORTE_IOF_MSG_STDIN, iov,
-                                        len > 0 ? 2 : 1);
-        }
-    }
-}
-
-static void in_read(orte_iof_sink_t *sink)
-{
-    if (sink->in_done) {
-        return;
-    }
-    size_t room = in_budget(sink);
-    if (0 == room) {
-        in_arm(sink, false); /* until a target catches up */
-        return;
-    }
-    uint8_t buf[IOF_CHUNK];
-    if (room > sizeof(buf)) {
-        room = sizeof(buf);
-    }
-    ssize_t n;
-    do {
-        n = read(sink->config.stdin_fd, buf, room);
-    } while (n < 0 && EINTR == errno);
-    if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno)) {
-        return;
-    }
-    if (n > 0) {
-        in_send(sink, buf, (size_t) n, false);
-        if (sink->in_poll) {
-            in_arm(sink, true);
-        }
-        return;
-    }
-    /* the end of our stdin (or an error reading it): the targets read EOF */
-    in_send(sink, NULL, 0, true);
-    sink->in_done = true;
-    in_arm(sink, false);
-}
-
-static void in_cb(int fd, short what, void *arg)
-{
-    orte_iof_sink_t *sink = arg;
-    if (sink->in_poll) {
-        sink->in_watching = false; /* a one-shot timer */
-    }
-    in_read(sink);
-}
-
-static void in_arm(orte_iof_sink_t *sink, bool on)
-{
-    if (NULL == sink->in_event || sink->in_watching == on) {
-        return;
-    }
-    sink->in_watching = on;
-    if (!on) {
-        opal_event_del(sink->in_event);
-    } else if (sink->in_poll) {
-        struct timeval now = {0, 0};
-        opal_event_add(sink->in_event, &now);
-    } else {
-        opal_event_add(sink->in_event, NULL);
-    }
-}
-
-/* Every target there is has said it is ready: start reading stdin. */
-static void in_maybe_start(orte_iof_sink_t *sink)
-{
-    if (sink->reading || sink->in_done || sink->config.stdin_fd < 0) {
-        return;
-    }
-    if (ORTE_IOF_STDIN_ALL == sink->config.stdin_target) {
-        for (uint32_t v = 1; v <= sink->config.num_sources; ++v) {
-            if (!sink->ready[v] && !sink->closed[v]) {
-                return;
-            }
-        }
-    }
-    if (!in_anyone(sink)) {
-        return;
-    }
-    sink->reading = true;
-    /* a file or /dev/null cannot be watched (epoll refuses them): always readable, they are
-     * read on a zero timer, one chunk per round */
-    struct stat st;
-    int rc = HERD_ERR_NOT_SUPPORTED;
-    if (0 == fstat(sink->config.stdin_fd, &st) &&
-        (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
-         (S_ISCHR(st.st_mode) && isatty(sink->config.stdin_fd)))) {
-        rc = opal_event_fd_create(sink->config.base, sink->config.stdin_fd,
-                                  OPAL_EVENT_READ | OPAL_EVENT_PERSIST, in_cb, sink,
-                                  &sink->in_event);
-    }
-    if (HERD_SUCCESS == rc) {
-        in_arm(sink, true);
-        return;
-    }
-    if (HERD_SUCCESS == opal_event_timer_create(sink->config.base, false, in_cb, sink,
-                                                &sink->in_event)) {
-        sink->in_poll = true;
-        in_arm(sink, true);
-    }
-}
-
-static void in_target_gone(orte_iof_sink_t *sink, orte_vpid_t vpid)
-{
-    if (vpid < 1 || vpid > sink->config.num_sources || sink->closed[vpid]) {
-        return;
-    }
-    sink->closed[vpid] = true;
-    if (sink->reading && !in_anyone(sink)) {
-        /* nobody takes stdin any more: leave the rest of it unread for whoever comes next */
-        sink->in_done = true;
-        in_arm(sink, false);
-        return;
-    }
-    if (sink->reading && !sink->in_done) {
-        in_arm(sink, true);
-    }
-    in_maybe_start(sink);
-}
-
-static int recv_ready(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov,
-                      int iovcnt)
-{
-    iof_msg_t msg;
-    if (!iof_msg_split(iov, iovcnt, IOF_READY_SIZE, &msg) || from < 1 ||
-        from > sink->config.num_sources) {
-        return HERD_ERR_UNPACK_FAILURE;
-    }
-    if (!sink->ready[from]) {
-        sink->ready[from] = true;
-        sink->num_ready++;
-        sink->acked[from] = sink->in_sent;
-        if (sink->reading && sink->in_sent > 0) {
-            /* too late for what was sent already: it cannot be a target now */
-            sink->closed[from] = true;
-        }
-    }
-    in_maybe_start(sink);
-    return HERD_SUCCESS;
-}
-
-static int recv_stdin_ack(orte_iof_sink_t *sink, orte_vpid_t from, const struct iovec *iov,
-                          int iovcnt)
-{
-    iof_msg_t msg;
-    if (!iof_msg_split(iov, iovcnt, IOF_STDIN_ACK_SIZE, &msg) || from < 1 ||
-        from > sink->config.num_sources) {
-        return HERD_ERR_UNPACK_FAILURE;
-    }
-    uint64_t end = iof_get_u64(msg.header);
-    if (end > sink->in_sent) {
-        return HERD_ERR_UNPACK_FAILURE;
-    }
-    if (end > sink->acked[from]) {
-        sink->acked[from] = end;
-    }
-    if (msg.header[8] & IOF_STDIN_CLOSED) {
-        in_target_gone(sink, from);
-    } else if (sink->reading && !sink->in_done && in_budget(sink) > 0) {
-        in_arm(sink, true);
     }
     return HERD_SUCCESS;
 }
@@ -938,7 +667,9 @@ int iof_default_sink_create(const orte_iof_sink_config_t *config, orte_iof_sink_
     }
     if (NULL != sink->config.output_dir && HERD_SUCCESS != make_folders(sink->config.output_dir)) {
         int saved = errno;
-        opal_output(OPAL_OUTPUT_STDERR, "herdrun: cannot make the output folder %s: %s; give --output-filename a folder you may write",
+        opal_output(OPAL_OUTPUT_STDERR,
+                    "herdrun: cannot make the output folder %s: %s; give --output-filename a "
+                    "folder you may write",
                     sink->config.output_dir, strerror(saved));
         iof_default_sink_destroy(sink);
         return HERD_ERR_SILENT;
@@ -998,10 +729,10 @@ int iof_default_sink_deliver(orte_iof_sink_t *sink, orte_vpid_t from, int msg,
         rc = recv_data(sink, from, iov, iovcnt);
         break;
     case ORTE_IOF_MSG_READY:
-        rc = recv_ready(sink, from, iov, iovcnt);
+        rc = iof_default_sink_stdin_ready(sink, from, iov, iovcnt);
         break;
     case ORTE_IOF_MSG_STDIN_ACK:
-        rc = recv_stdin_ack(sink, from, iov, iovcnt);
+        rc = iof_default_sink_stdin_ack(sink, from, iov, iovcnt);
         break;
     default:
         rc = HERD_ERR_UNPACK_FAILURE;
@@ -1012,7 +743,7 @@ int iof_default_sink_deliver(orte_iof_sink_t *sink, orte_vpid_t from, int msg,
 
 void iof_default_sink_source_lost(orte_iof_sink_t *sink, orte_vpid_t vpid)
 {
-    in_target_gone(sink, vpid);
+    iof_default_sink_stdin_target_gone(sink, vpid);
 }
 
 void iof_default_sink_rank_moved(orte_iof_sink_t *sink, uint32_t rank)
